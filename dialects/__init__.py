@@ -1,0 +1,45 @@
+"""Tidal's MLIR dialects for Python: `tidal` (symbolic types and attributes),
+`rt` (recurrent tensors as traced) and `sdg` (symbolic dependence graphs).
+
+    from tidal.dialects import make_context, rt, sdg
+    ctx = make_context()          # an mlir.ir.Context with all three loaded
+
+The dialects are C++ (declared in ODS) and share one MLIR with `mlir.ir`.
+"""
+from __future__ import annotations
+
+import os
+
+from mlir import ir
+
+from . import _tidal_dialects
+from . import _tidal_enum_gen as enums  # registers the enum attribute builders
+
+__all__ = ["register_dialects", "make_context", "plugin_path", "enums"]
+
+# MLIR's Python finds an op's class by importing `<prefix>.<dialect>`: make
+# `tidal.dialects.rt` / `tidal.dialects.sdg` discoverable.
+from mlir._mlir_libs import _mlir as _cext  # noqa: E402
+
+if "tidal.dialects" not in _cext.globals.dialect_search_modules:
+    _cext.globals.append_dialect_search_prefix("tidal.dialects")
+
+
+def register_dialects(context: ir.Context | None = None, load: bool = True) -> None:
+    """Registers (and by default loads) tidal, rt and sdg in `context`."""
+    _tidal_dialects.register_dialects(context, load)
+
+
+def make_context() -> ir.Context:
+    """A new context with Tidal's dialects and MLIR's upstream dialects."""
+    ctx = ir.Context()
+    register_dialects(ctx)
+    return ctx
+
+
+def plugin_path() -> str:
+    """Path of the dialect plugin for `mlir-opt --load-dialect-plugin=...`."""
+    path = os.path.join(os.path.dirname(__file__), "libTidalDialectPlugin.so")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"dialect plugin not found at {path}: reinstall tidal")
+    return path

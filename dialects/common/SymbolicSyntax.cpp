@@ -1,0 +1,445 @@
+//===- SymbolicSyntax.cpp - symbolic expressions in MLIR assembly --------===//
+#include "common/SymbolicSyntax.h"
+#include "common/TidalDialect.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include <memory>
+
+using namespace mlir;
+
+namespace tidal {
+namespace {
+
+// Precedence levels, low to high.
+enum Prec { kOr = 1, kAnd, kNot, kCmp, kAdd, kMul, kNeg, kAtom };
+
+/// A parsed expression, kept only to print it canonically.
+struct Node {
+  std::string op;  // operator keyword, function name, or the atom's text
+  int prec = kAtom;
+  std::vector<Node> kids;
+};
+
+bool isKeyword(StringRef s) {
+  return llvm::StringSwitch<bool>(s)
+      .Cases({"floordiv", "mod", "eq", "ne", "lt", "le", "gt", "ge"}, true)
+      .Cases({"and", "or", "not", "min", "max", "select", "true", "false"}, true)
+      .Default(false);
+}
+
+class ExprParser {
+public:
+  explicit ExprParser(AsmParser &p) : p(p) {}
+
+  ParseResult parseExpr(Node &out) { return parseOr(out); }
+
+private:
+  AsmParser &p;
+
+  ParseResult binaryLevel(Node &out, int prec, ArrayRef<StringRef> ops,
+                          ParseResult (ExprParser::*next)(Node &), bool assoc = true) {
+    if ((this->*next)(out))
+      return failure();
+    while (true) {
+      StringRef matched;
+      for (StringRef kw : ops)
+        if (succeeded(p.parseOptionalKeyword(kw))) {
+          matched = kw;
+          break;
+        }
+      if (matched.empty()) {
+        if (prec == kAdd) {
+          if (succeeded(p.parseOptionalPlus()))
+            matched = "+";
+          else if (succeeded(p.parseOptionalMinus()))
+            matched = "-";
+        } else if (prec == kMul && succeeded(p.parseOptionalStar())) {
+          matched = "*";
+        }
+      }
+      if (matched.empty())
+        return success();
+      Node rhs;
+      if ((this->*next)(rhs))
+        return failure();
+      Node bin{matched.str(), prec, {std::move(out), std::move(rhs)}};
+      out = std::move(bin);
+      if (!assoc) // comparisons do not chain
+        return success();
+    }
+  }
+
+  ParseResult parseOr(Node &out) { return binaryLevel(out, kOr, {"or"}, &ExprParser::parseAnd); }
+  ParseResult parseAnd(Node &out) { return binaryLevel(out, kAnd, {"and"}, &ExprParser::parseNot); }
+  ParseResult parseNot(Node &out) {
+    if (succeeded(p.parseOptionalKeyword("not"))) {
+      Node kid;
+      if (parseNot(kid))
+        return failure();
+      out = Node{"not", kNot, {std::move(kid)}};
+      return success();
+    }
+    return parseCmp(out);
+  }
+  ParseResult parseCmp(Node &out) {
+    return binaryLevel(out, kCmp, {"eq", "ne", "lt", "le", "gt", "ge"}, &ExprParser::parseAdd,
+                       /*assoc=*/false);
+  }
+  ParseResult parseAdd(Node &out) { return binaryLevel(out, kAdd, {}, &ExprParser::parseMul); }
+  ParseResult parseMul(Node &out) {
+    return binaryLevel(out, kMul, {"floordiv", "mod"}, &ExprParser::parseUnary);
+  }
+  ParseResult parseUnary(Node &out) {
+    if (succeeded(p.parseOptionalMinus())) {
+      Node kid;
+      if (parseUnary(kid))
+        return failure();
+      out = Node{"-", kNeg, {std::move(kid)}};
+      return success();
+    }
+    return parseAtom(out);
+  }
+  ParseResult parseAtom(Node &out) {
+    if (succeeded(p.parseOptionalLParen())) {
+      if (parseExpr(out) || p.parseRParen())
+        return failure();
+      return success();
+    }
+    if (succeeded(p.parseOptionalKeyword("true"))) {
+      out = Node{"true", kAtom, {}};
+      return success();
+    }
+    if (succeeded(p.parseOptionalKeyword("false"))) {
+      out = Node{"false", kAtom, {}};
+      return success();
+    }
+    uint64_t value;
+    OptionalParseResult intResult = p.parseOptionalInteger(value);
+    if (intResult.has_value()) {
+      if (failed(*intResult))
+        return failure();
+      out = Node{std::to_string(value), kAtom, {}};
+      return success();
+    }
+    SMLoc loc = p.getCurrentLocation();
+    StringRef name;
+    if (failed(p.parseOptionalKeyword(&name)))
+      return p.emitError(loc, "expected a symbolic expression (integer, symbol, min(...), "
+                              "max(...), select(...) or parenthesised expression)");
+    if (name == "min" || name == "max" || name == "select") {
+      out = Node{name.str(), kAtom, {}};
+      if (p.parseLParen())
+        return failure();
+      do {
+        Node arg;
+        if (parseExpr(arg))
+          return failure();
+        out.kids.push_back(std::move(arg));
+      } while (succeeded(p.parseOptionalComma()));
+      if (p.parseRParen())
+        return failure();
+      if (name == "select" && out.kids.size() != 3)
+        return p.emitError(loc, "select takes exactly 3 arguments (condition, then, else)");
+      if (name != "select" && out.kids.size() < 2)
+        return p.emitError(loc) << name << " takes at least 2 arguments";
+      return success();
+    }
+    if (isKeyword(name) || !isIdentifier(name))
+      return p.emitError(loc) << "'" << name << "' is not a valid symbol name";
+    out = Node{name.str(), kAtom, {}};
+    return success();
+  }
+};
+
+void print(const Node &n, std::string &os);
+
+void printChild(const Node &kid, int minPrec, std::string &os) {
+  bool parens = kid.prec < minPrec;
+  if (parens)
+    os += '(';
+  print(kid, os);
+  if (parens)
+    os += ')';
+}
+
+void print(const Node &n, std::string &os) {
+  if (n.prec == kAtom) {
+    os += n.op;
+    if (!n.kids.empty() || n.op == "min" || n.op == "max" || n.op == "select") {
+      os += '(';
+      for (size_t i = 0; i < n.kids.size(); ++i) {
+        if (i)
+          os += ", ";
+        print(n.kids[i], os);
+      }
+      os += ')';
+    }
+    return;
+  }
+  if (n.prec == kNeg) {
+    os += '-';
+    printChild(n.kids[0], kAtom, os);
+    return;
+  }
+  if (n.prec == kNot) {
+    os += "not ";
+    printChild(n.kids[0], kNot, os);
+    return;
+  }
+  bool chain = n.prec != kCmp;
+  printChild(n.kids[0], chain ? n.prec : n.prec + 1, os);
+  os += ' ';
+  os += n.op;
+  os += ' ';
+  printChild(n.kids[1], n.prec + 1, os);
+}
+
+} // namespace
+
+bool isIdentifier(StringRef s) {
+  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
+    return false;
+  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+std::optional<int64_t> asInteger(StringRef s) {
+  int64_t v;
+  if (s.getAsInteger(10, v))
+    return std::nullopt;
+  return v;
+}
+
+SmallVector<StringRef> symbolsOf(StringRef text) {
+  SmallVector<StringRef> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (llvm::isAlpha(text[i]) || text[i] == '_') {
+      size_t j = i;
+      while (j < text.size() && (llvm::isAlnum(text[j]) || text[j] == '_'))
+        ++j;
+      StringRef word = text.slice(i, j);
+      if (!isKeyword(word) && !llvm::is_contained(out, word))
+        out.push_back(word);
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+ParseResult parseSymExprText(AsmParser &p, std::string &out) {
+  Node n;
+  if (ExprParser(p).parseExpr(n))
+    return failure();
+  out.clear();
+  print(n, out);
+  return success();
+}
+
+ParseResult parseSymComponentText(AsmParser &p, std::string &out) {
+  if (parseSymExprText(p, out))
+    return failure();
+  if (failed(p.parseOptionalColon()))
+    return success();
+  std::string stop;
+  if (parseSymExprText(p, stop))
+    return failure();
+  out += ":" + stop;
+  if (succeeded(p.parseOptionalColon())) {
+    SMLoc loc = p.getCurrentLocation();
+    uint64_t step;
+    if (p.parseInteger(step))
+      return failure();
+    if (step == 0)
+      return p.emitError(loc, "slice step must be a positive integer");
+    if (step != 1)
+      out += ":" + std::to_string(step);
+  }
+  return success();
+}
+
+ParseResult parseSymComponentList(AsmParser &p, SmallVectorImpl<std::string> &out) {
+  if (p.parseLSquare())
+    return failure();
+  if (succeeded(p.parseOptionalRSquare()))
+    return success();
+  do {
+    std::string c;
+    if (parseSymComponentText(p, c))
+      return failure();
+    out.push_back(std::move(c));
+  } while (succeeded(p.parseOptionalComma()));
+  return p.parseRSquare();
+}
+
+static SmallVector<StringAttr> toStringAttrs(MLIRContext *ctx, ArrayRef<std::string> texts) {
+  SmallVector<StringAttr> attrs;
+  for (const std::string &t : texts)
+    attrs.push_back(StringAttr::get(ctx, t));
+  return attrs;
+}
+
+static void printComponents(raw_ostream &os, ArrayRef<StringAttr> components) {
+  os << '[';
+  llvm::interleave(components, os, [&](StringAttr c) { os << c.getValue(); }, ", ");
+  os << ']';
+}
+
+ParseResult parseSymIndexList(AsmParser &p, SmallVector<StringAttr> &components) {
+  SmallVector<std::string> texts;
+  if (parseSymComponentList(p, texts))
+    return failure();
+  components = toStringAttrs(p.getContext(), texts);
+  return success();
+}
+
+void printSymIndexList(AsmPrinter &p, ArrayRef<StringAttr> components) {
+  printComponents(p.getStream(), components);
+}
+
+ParseResult parseSymExpr(AsmParser &p, StringAttr &text) {
+  std::string t;
+  if (parseSymExprText(p, t))
+    return failure();
+  text = StringAttr::get(p.getContext(), t);
+  return success();
+}
+
+void printSymExpr(AsmPrinter &p, StringAttr text) { p.getStream() << text.getValue(); }
+
+static ParseResult parseIndexAttr(OpAsmParser &p, IndexAttr &attr) {
+  SmallVector<std::string> texts;
+  if (parseSymComponentList(p, texts))
+    return failure();
+  attr = IndexAttr::get(p.getContext(), toStringAttrs(p.getContext(), texts));
+  return success();
+}
+
+ParseResult parseDomain(OpAsmParser &p, IndexAttr &domain) { return parseIndexAttr(p, domain); }
+void printDomain(OpAsmPrinter &p, Operation *, IndexAttr domain) {
+  printComponents(p.getStream(), domain.getComponents());
+}
+ParseResult parseIndexBrackets(OpAsmParser &p, IndexAttr &index) { return parseIndexAttr(p, index); }
+void printIndexBrackets(OpAsmPrinter &p, Operation *, IndexAttr index) {
+  printComponents(p.getStream(), index.getComponents());
+}
+
+ParseResult parseIndexedOperand(OpAsmParser &p, OpAsmParser::UnresolvedOperand &operand,
+                                IndexAttr &index) {
+  return failure(p.parseOperand(operand) || parseIndexAttr(p, index));
+}
+void printIndexedOperand(OpAsmPrinter &p, Operation *, Value operand, IndexAttr index) {
+  p << operand;
+  printComponents(p.getStream(), index.getComponents());
+}
+
+ParseResult parseDims(OpAsmParser &p, ArrayAttr &steps, ArrayAttr &bounds) {
+  SmallVector<Attribute> s, b;
+  auto one = [&]() -> ParseResult {
+    StringRef step, bound;
+    if (p.parseKeyword(&step) || p.parseLess() || p.parseKeyword(&bound))
+      return failure();
+    s.push_back(p.getBuilder().getStringAttr(step));
+    b.push_back(p.getBuilder().getStringAttr(bound));
+    return success();
+  };
+  if (p.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, one))
+    return failure();
+  steps = p.getBuilder().getArrayAttr(s);
+  bounds = p.getBuilder().getArrayAttr(b);
+  return success();
+}
+
+void printDims(OpAsmPrinter &p, Operation *, ArrayAttr steps, ArrayAttr bounds) {
+  p << '[';
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i)
+      p << ", ";
+    p << llvm::cast<StringAttr>(steps[i]).getValue() << " < "
+      << llvm::cast<StringAttr>(bounds[i]).getValue();
+  }
+  p << ']';
+}
+
+ParseResult parseDepOperands(OpAsmParser &p,
+                             SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands,
+                             ArrayAttr &deps) {
+  SmallVector<Attribute> depAttrs;
+  OpAsmParser::UnresolvedOperand first;
+  OptionalParseResult has = p.parseOptionalOperand(first);
+  if (has.has_value()) {
+    if (failed(*has))
+      return failure();
+    auto rest = [&](bool isFirst) -> ParseResult {
+      OpAsmParser::UnresolvedOperand operand = first;
+      if (!isFirst && p.parseOperand(operand))
+        return failure();
+      IndexAttr dep;
+      if (parseIndexAttr(p, dep))
+        return failure();
+      operands.push_back(operand);
+      depAttrs.push_back(dep);
+      return success();
+    };
+    if (rest(true))
+      return failure();
+    while (succeeded(p.parseOptionalComma()))
+      if (rest(false))
+        return failure();
+  }
+  deps = p.getBuilder().getArrayAttr(depAttrs);
+  return success();
+}
+
+void printDepOperands(OpAsmPrinter &p, Operation *, OperandRange operands, ArrayAttr deps) {
+  for (auto [i, v] : llvm::enumerate(operands)) {
+    if (i)
+      p << ", ";
+    p << v;
+    if (i < deps.size())
+      if (auto dep = llvm::dyn_cast<IndexAttr>(deps[i]))
+        printComponents(p.getStream(), dep.getComponents());
+  }
+}
+
+ParseResult parseMergeBranches(OpAsmParser &p,
+                               SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands,
+                               ArrayAttr &deps, ArrayAttr &conds) {
+  SmallVector<Attribute> depAttrs, condAttrs;
+  auto branch = [&]() -> ParseResult {
+    OpAsmParser::UnresolvedOperand operand;
+    IndexAttr dep;
+    std::string cond;
+    if (p.parseOperand(operand) || parseIndexAttr(p, dep) || p.parseKeyword("if") ||
+        p.parseLess() || parseSymExprText(p, cond) || p.parseGreater())
+      return failure();
+    operands.push_back(operand);
+    depAttrs.push_back(dep);
+    condAttrs.push_back(ExprAttr::get(p.getContext(), p.getBuilder().getStringAttr(cond)));
+    return success();
+  };
+  if (p.parseCommaSeparatedList(branch))
+    return failure();
+  deps = p.getBuilder().getArrayAttr(depAttrs);
+  conds = p.getBuilder().getArrayAttr(condAttrs);
+  return success();
+}
+
+void printMergeBranches(OpAsmPrinter &p, Operation *, OperandRange operands, ArrayAttr deps,
+                        ArrayAttr conds) {
+  for (auto [i, v] : llvm::enumerate(operands)) {
+    if (i)
+      p << ", ";
+    p << v;
+    if (i < deps.size())
+      if (auto dep = llvm::dyn_cast<IndexAttr>(deps[i]))
+        printComponents(p.getStream(), dep.getComponents());
+    if (i < conds.size())
+      if (auto cond = llvm::dyn_cast<ExprAttr>(conds[i]))
+        p << " if <" << cond.getText().getValue() << '>';
+  }
+}
+
+} // namespace tidal

@@ -1,0 +1,113 @@
+//===- SdgOps.td - the sdg dialect: symbolic dependence graphs ------------===//
+#ifndef SDG_OPS_TD
+#define SDG_OPS_TD
+
+include "common/TensorOpSet.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+
+def Sdg_Dialect : Dialect {
+  let name = "sdg";
+  let cppNamespace = "::sdg";
+  let summary = "Symbolic dependence graphs (TEMPO's SDG)";
+  let description = [{
+    An `sdg.graph` is a graph region of operators. Each operator is tagged with
+    a temporal domain (`domain [b, t]`: it executes at every point of it) and
+    each operand with a dependence expression saying which points of its
+    producer it reads (`%x[t - 1]`, `%k[max(0, t - 3):t + 1]`, `%r[t:min(t + 3, T)]`,
+    `%w[]` for a producer with an empty domain). Definitions by cases are
+    `sdg.merge` ops with one condition per branch; recurrences are cycles
+    through merges, which a graph region allows.
+  }];
+  let dependentDialects = ["::tidal::TidalDialect"];
+}
+
+class Sdg_Op<string mnemonic, list<Trait> traits = []> : Op<Sdg_Dialect, mnemonic, traits>;
+
+def Sdg_GraphOp : Sdg_Op<"graph", [Symbol, NoTerminator, SingleBlock, IsolatedFromAbove,
+    DeclareOpInterfaceMethods<RegionKindInterface>]> {
+  let summary = "a symbolic dependence graph over temporal dimensions";
+  let description = [{
+    Declares the temporal dimensions (step `<` bound) and holds the operators
+    in a graph region: uses may precede definitions and cycles are allowed.
+
+    Example:
+
+    ```mlir
+    sdg.graph @g dims [t < T] {
+      %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+      %s = sdg.merge %x[0] if <t eq 0>, %n[t - 1] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+      %n = sdg.binary add %s[t], %x[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+      sdg.output "s" %s[t] domain [t] : !tidal.tensor<[4], f32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$steps, StrArrayAttr:$bounds);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name `dims` custom<Dims>($steps, $bounds) attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Sdg_InputOp : Sdg_Op<"input"> {
+  let summary = "a tensor fed at run time";
+  let description = [{
+    Example: `%x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>`
+  }];
+  let arguments = (ins StrAttr:$name, Tidal_IndexAttr:$domain);
+  let results = (outs Tidal_AnyTensor:$result);
+  let assemblyFormat = "$name `domain` custom<Domain>($domain) attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+  let extraClassDefinition = "::llvm::LogicalResult $cppClass::verify() { return ::tidal::verifySource(getOperation(), false); }";
+}
+
+def Sdg_ParamOp : Sdg_Op<"param"> {
+  let summary = "a named constant of the program";
+  let description = [{
+    Example: `%w = sdg.param "W" dense<1.0> : tensor<3x3xf32> domain [] : !tidal.tensor<[3, 3], f32>`
+  }];
+  let arguments = (ins StrAttr:$name, ElementsAttr:$value, Tidal_IndexAttr:$domain);
+  let results = (outs Tidal_AnyTensor:$result);
+  let assemblyFormat = "$name $value `domain` custom<Domain>($domain) attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+  let extraClassDefinition = "::llvm::LogicalResult $cppClass::verify() { return ::tidal::verifyConstant(getOperation(), false); }";
+}
+
+def Sdg_MergeOp : Sdg_Op<"merge"> {
+  let summary = "conditional definition by cases (TEMPO's MergeOp)";
+  let description = [{
+    At each point of its domain, moves the first branch whose condition holds
+    to the result. Each branch is an operand with its dependence expression
+    and a condition over the domain's steps and the bounds. Cycles through
+    merges encode recurrences and state.
+
+    Example:
+
+    ```mlir
+    %s = sdg.merge %a[0] if <t eq 0>, %n[t - 1] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tidal_AnyTensor>:$inputs,
+                       TypedArrayAttrBase<Tidal_IndexAttr, "dependences">:$deps,
+                       TypedArrayAttrBase<Tidal_ExprAttr, "conditions">:$conds,
+                       Tidal_IndexAttr:$domain);
+  let results = (outs Tidal_AnyTensor:$result);
+  let assemblyFormat = "custom<MergeBranches>($inputs, $deps, $conds) `domain` custom<Domain>($domain) attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
+def Sdg_OutputOp : Sdg_Op<"output"> {
+  let summary = "a named result of the graph";
+  let description = [{
+    Collects the operand at every point of the output's domain.
+
+    Example: `sdg.output "s" %s[t] domain [t] : !tidal.tensor<[4], f32>`
+  }];
+  let arguments = (ins StrAttr:$name, Tidal_AnyTensor:$value, Tidal_IndexAttr:$dep,
+                       Tidal_IndexAttr:$domain);
+  let assemblyFormat = "$name custom<IndexedOperand>($value, $dep) `domain` custom<Domain>($domain) attr-dict `:` qualified(type($value))";
+  let hasVerifier = 1;
+}
+
+defm Sdg : TidalTensorOps<Sdg_Dialect, 1>;
+
+#endif // SDG_OPS_TD
