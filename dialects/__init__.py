@@ -39,7 +39,9 @@ def make_context() -> ir.Context:
 
 def plugin_path() -> str:
     """Path of the dialect plugin for `mlir-opt --load-dialect-plugin=...`."""
-    path = os.path.join(os.path.dirname(__file__), "libTidalDialectPlugin.so")
+    # Installed beside the extension module (not beside this file in an
+    # editable install).
+    path = os.path.join(os.path.dirname(_tidal_dialects.__file__), "libTidalDialectPlugin.so")
     if not os.path.exists(path):
         raise FileNotFoundError(f"dialect plugin not found at {path}: reinstall tidal")
     return path

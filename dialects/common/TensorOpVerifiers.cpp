@@ -325,7 +325,12 @@ LogicalResult verifyPermute(Operation *op, bool withDeps) {
 LogicalResult verifyExpand(Operation *op, bool withDeps) {
   if (failed(verifyCommon(op, withDeps)) || failed(arity(op, 1)))
     return failure();
-  return broadcast(op, {IN(0)}, resultView(op));
+  View in = IN(0), r = resultView(op);
+  if (r.rank() < in.rank())
+    return op->emitOpError("cannot expand rank ") << in.rank() << " to the lower rank " << r.rank();
+  View aligned = in;
+  aligned.dims.insert(aligned.dims.begin(), r.rank() - in.rank(), "1");
+  return broadcast(op, {aligned}, r);
 }
 
 LogicalResult verifySqueeze(Operation *op, bool withDeps) {
