@@ -1,0 +1,14 @@
+"""Shared pytest setup: hypothesis profiles.
+
+`dev` (default) draws fresh random examples on every run; `ci` (selected when
+the CI environment variable is set) is derandomized so a CI run is
+reproducible, with no per-example deadline on a loaded 2-core machine.
+"""
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
