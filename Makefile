@@ -14,7 +14,7 @@ install:
 	rm -f build-requirements.txt
 
 lit:
-	$(PYTHON) -m lit -sv test/lit
+	$(PYTHON) -c "import sys, lit.main; sys.argv[0] = 'lit'; lit.main.main()" -sv test/lit
 
 pytest:
 	$(PYTHON) -m pytest -q test/py

@@ -169,7 +169,7 @@ multiclass TidalTensorOps<Dialect d, bit withDeps> {
     let extraClassDefinition = "::llvm::LogicalResult $cppClass::verify() { return ::tidal::verifyUdf(getOperation(), " # withDeps # "); }";
   }
   def _ConstantOp : TidalSourceOpBase<d, "constant", (ins ElementsAttr:$value), "$value",
-      "verifyConstant", [Pure, ConstantLike], "dense constant",
+      "verifyConstant", [Pure], "dense constant",
       "A constant tensor; the value's shape must equal the (static) result shape.",
       "%c = " # P # "constant dense<[1.0, 2.0]> : tensor<2xf32> domain [] : !tidal.tensor<[2], f32>">;
   def _FullOp : TidalSourceOpBase<d, "full", (ins F64Attr:$value), "$value",
