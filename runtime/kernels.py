@@ -1,0 +1,290 @@
+"""Array kernels for the tensor operator set (dialects/common/TensorOpSet.td).
+
+One function per op. Every kernel takes the array module `xp` first (NumPy
+for the reference interpreter, `jax.numpy` for the scheduled runtime), then
+the op's static attributes, already decoded into plain Python (kind names
+such as "add", dims as ints, symbolic sizes evaluated at the point), then the
+input arrays, and returns an array of the result's element type `dtype`
+(a NumPy dtype). Kernels never mutate their inputs and use only functions
+that NumPy and jax.numpy share.
+
+Conventions where NumPy and the op set leave a choice:
+
+* `div` on integers truncates toward zero (true division, then cast);
+  `mod` and `floordiv` follow Python (floor) semantics, like `tidal.symbolic`.
+* `reduce max/min` over an empty dimension is an error.
+* `gather`/`scatter_add` follow `torch.gather`/`torch.scatter_add`: the index
+  may be smaller than the source/destination outside `dim`. Index values are
+  range-checked on NumPy arrays only (no data-dependent checks under jax).
+* `random` draws on the host with `numpy.random.default_rng([seed, *point])`
+  in float64 (`uniform`: `rng.random`, `normal`: `rng.standard_normal`,
+  `bernoulli`: `rng.random(shape) < 0.5`) and then casts to `dtype`.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = [
+    "UNARY_KINDS", "BINARY_KINDS", "REDUCE_KINDS", "SCAN_KINDS", "RANDOM_DISTS", "KernelError",
+    "unary", "binary", "where", "reduce", "scan", "matmul", "reshape", "permute", "expand",
+    "squeeze", "unsqueeze", "flip", "slice_", "take", "index_select", "gather", "scatter_add",
+    "concat", "pad", "cast", "constant", "full", "iota", "random", "symbol_value",
+]
+
+
+class KernelError(ValueError):
+    """A kernel's inputs do not fit its attributes (out-of-range slice, ...)."""
+
+
+def _out(xp, value, dtype):
+    return xp.asarray(value, dtype=dtype)
+
+
+def _sigmoid(xp, x):
+    return 0.5 * (xp.tanh(0.5 * x) + 1)
+
+
+UNARY_KINDS = {
+    "neg": lambda xp, x: -x,
+    "exp": lambda xp, x: xp.exp(x),
+    "log": lambda xp, x: xp.log(x),
+    "tanh": lambda xp, x: xp.tanh(x),
+    "sigmoid": _sigmoid,
+    "relu": lambda xp, x: xp.maximum(x, xp.zeros((), dtype=x.dtype)),
+    "sqrt": lambda xp, x: xp.sqrt(x),
+    "rsqrt": lambda xp, x: 1 / xp.sqrt(x),
+    "abs": lambda xp, x: xp.abs(x),
+    "sign": lambda xp, x: xp.sign(x),
+    "sin": lambda xp, x: xp.sin(x),
+    "cos": lambda xp, x: xp.cos(x),
+    "floor": lambda xp, x: xp.floor(x),
+    "ceil": lambda xp, x: xp.ceil(x),
+    "not": lambda xp, x: xp.logical_not(x),
+    "reciprocal": lambda xp, x: 1 / x,
+    "square": lambda xp, x: x * x,
+}
+
+
+def _div(xp, a, b):
+    if xp.issubdtype(a.dtype, xp.integer) and xp.issubdtype(b.dtype, xp.integer):
+        return xp.trunc(xp.true_divide(a, b))
+    return xp.true_divide(a, b)
+
+
+BINARY_KINDS = {
+    "add": lambda xp, a, b: a + b,
+    "sub": lambda xp, a, b: a - b,
+    "mul": lambda xp, a, b: a * b,
+    "div": _div,
+    "pow": lambda xp, a, b: xp.power(a, b),
+    "max": lambda xp, a, b: xp.maximum(a, b),
+    "min": lambda xp, a, b: xp.minimum(a, b),
+    "mod": lambda xp, a, b: xp.mod(a, b),
+    "floordiv": lambda xp, a, b: xp.floor_divide(a, b),
+    "eq": lambda xp, a, b: a == b,
+    "ne": lambda xp, a, b: a != b,
+    "lt": lambda xp, a, b: a < b,
+    "le": lambda xp, a, b: a <= b,
+    "gt": lambda xp, a, b: a > b,
+    "ge": lambda xp, a, b: a >= b,
+    "and": lambda xp, a, b: xp.logical_and(a, b),
+    "or": lambda xp, a, b: xp.logical_or(a, b),
+    "xor": lambda xp, a, b: xp.logical_xor(a, b),
+}
+
+REDUCE_KINDS = {
+    "sum": lambda xp, x, axes, keep: xp.sum(x, axis=axes, keepdims=keep),
+    "prod": lambda xp, x, axes, keep: xp.prod(x, axis=axes, keepdims=keep),
+    "max": lambda xp, x, axes, keep: xp.max(x, axis=axes, keepdims=keep),
+    "min": lambda xp, x, axes, keep: xp.min(x, axis=axes, keepdims=keep),
+    "any": lambda xp, x, axes, keep: xp.any(x, axis=axes, keepdims=keep),
+    "all": lambda xp, x, axes, keep: xp.all(x, axis=axes, keepdims=keep),
+}
+
+SCAN_KINDS = {
+    "cumsum": lambda xp, x, axis: xp.cumsum(x, axis=axis, dtype=x.dtype),
+    "cumprod": lambda xp, x, axis: xp.cumprod(x, axis=axis, dtype=x.dtype),
+    "cummax": lambda xp, x, axis: xp.maximum.accumulate(x, axis=axis),
+    "cummin": lambda xp, x, axis: xp.minimum.accumulate(x, axis=axis),
+}
+
+RANDOM_DISTS = ("uniform", "normal", "bernoulli")
+
+
+def _kind(table: dict, kind: str, what: str):
+    try:
+        return table[kind]
+    except KeyError:
+        raise KernelError(f"unknown {what} kind '{kind}'") from None
+
+
+def unary(xp, kind: str, x, dtype):
+    return _out(xp, _kind(UNARY_KINDS, kind, "unary")(xp, x), dtype)
+
+
+def binary(xp, kind: str, a, b, dtype):
+    return _out(xp, _kind(BINARY_KINDS, kind, "binary")(xp, a, b), dtype)
+
+
+def where(xp, c, a, b, dtype):
+    return _out(xp, xp.where(c, a, b), dtype)
+
+
+def reduce(xp, kind: str, dims: Sequence[int], keepdim: bool, x, dtype):
+    fn = _kind(REDUCE_KINDS, kind, "reduce")
+    axes = tuple(int(d) for d in dims)
+    if kind in ("max", "min") and any(x.shape[d] == 0 for d in axes):
+        raise KernelError(f"reduce {kind} over an empty dimension (shape {tuple(x.shape)}, dims {list(axes)})")
+    return _out(xp, fn(xp, x, axes, bool(keepdim)), dtype)
+
+
+def scan(xp, kind: str, dim: int, reverse: bool, x, dtype):
+    fn = _kind(SCAN_KINDS, kind, "scan")
+    if reverse:
+        return _out(xp, xp.flip(fn(xp, xp.flip(x, axis=dim), dim), axis=dim), dtype)
+    return _out(xp, fn(xp, x, dim), dtype)
+
+
+def matmul(xp, a, b, dtype):
+    return _out(xp, xp.matmul(a, b), dtype)
+
+
+def reshape(xp, shape: Sequence[int], x, dtype):
+    if int(np.prod(shape, dtype=np.int64)) != x.size:
+        raise KernelError(f"cannot reshape {tuple(x.shape)} ({x.size} elements) into {tuple(shape)}")
+    return _out(xp, xp.reshape(x, tuple(shape)), dtype)
+
+
+def permute(xp, perm: Sequence[int], x, dtype):
+    return _out(xp, xp.transpose(x, tuple(perm)), dtype)
+
+
+def expand(xp, shape: Sequence[int], x, dtype):
+    return _out(xp, xp.broadcast_to(x, tuple(shape)), dtype)
+
+
+def squeeze(xp, dim: int, x, dtype):
+    if x.shape[dim] != 1:
+        raise KernelError(f"cannot squeeze dimension {dim} of size {x.shape[dim]}")
+    return _out(xp, xp.squeeze(x, axis=dim), dtype)
+
+
+def unsqueeze(xp, dim: int, x, dtype):
+    return _out(xp, xp.expand_dims(x, dim), dtype)
+
+
+def flip(xp, dim: int, x, dtype):
+    return _out(xp, xp.flip(x, axis=dim), dtype)
+
+
+def _along(dim: int, index) -> tuple:
+    return (slice(None),) * dim + (index,)
+
+
+def slice_(xp, dim: int, start: int, size: int, x, dtype):
+    """`size` elements along `dim` from `start` (both evaluated at the point)."""
+    if start < 0 or size < 0 or start + size > x.shape[dim]:
+        raise KernelError(f"slice [{start}, {start + size}) is out of range for dimension {dim} "
+                          f"of size {x.shape[dim]}")
+    return _out(xp, x[_along(dim, slice(start, start + size))], dtype)
+
+
+def take(xp, dim: int, index: int, x, dtype):
+    if not 0 <= index < x.shape[dim]:
+        raise KernelError(f"index {index} is out of range for dimension {dim} of size {x.shape[dim]}")
+    return _out(xp, x[_along(dim, index)], dtype)
+
+
+def _check_indices(xp, idx, size: int, what: str):
+    """Range check of an index tensor's values, on NumPy arrays only (under
+    jax.numpy, possibly traced, out-of-range indices follow jax's rules)."""
+    if isinstance(idx, np.ndarray) and idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
+        raise KernelError(f"{what} index out of range [0, {size}): min {int(idx.min())}, "
+                          f"max {int(idx.max())}")
+
+
+def index_select(xp, dim: int, x, idx, dtype):
+    _check_indices(xp, idx, x.shape[dim], "index_select")
+    return _out(xp, xp.take(x, idx, axis=dim), dtype)
+
+
+def _check_torch_shapes(dim: int, idx_shape, other_shape, what: str):
+    if len(idx_shape) != len(other_shape) or any(
+            i > o for d, (i, o) in enumerate(zip(idx_shape, other_shape)) if d != dim):
+        raise KernelError(f"{what}: index shape {tuple(idx_shape)} does not fit {tuple(other_shape)} "
+                          f"outside dimension {dim}")
+
+
+def gather(xp, dim: int, src, idx, dtype):
+    """`torch.gather`: out[..., j, ...] = src[..., idx[..., j, ...], ...]."""
+    _check_torch_shapes(dim, idx.shape, src.shape, "gather")
+    _check_indices(xp, idx, src.shape[dim], "gather")
+    window = tuple(slice(0, n) if d != dim else slice(None) for d, n in enumerate(idx.shape))
+    return _out(xp, xp.take_along_axis(src[window], idx, axis=dim), dtype)
+
+
+def scatter_add(xp, dim: int, dst, idx, src, dtype):
+    """`torch.scatter_add`: a copy of dst with src[..., j, ...] added at
+    position idx[..., j, ...] along `dim` (functional: one-hot and sum)."""
+    _check_torch_shapes(dim, idx.shape, dst.shape, "scatter_add")
+    if tuple(idx.shape) != tuple(src.shape):
+        raise KernelError(f"scatter_add: index shape {tuple(idx.shape)} differs from source shape "
+                          f"{tuple(src.shape)}")
+    size = dst.shape[dim]
+    _check_indices(xp, idx, size, "scatter_add")
+    hot = xp.expand_dims(idx, -1) == xp.arange(size)
+    contrib = xp.sum(xp.where(hot, xp.expand_dims(src, -1), xp.zeros((), dtype=src.dtype)), axis=dim)
+    contrib = xp.moveaxis(contrib, -1, dim)
+    widths = [(0, dst.shape[d] - contrib.shape[d]) for d in range(dst.ndim)]
+    return _out(xp, dst + xp.pad(contrib, widths).astype(dst.dtype), dtype)
+
+
+def concat(xp, dim: int, xs: Sequence[Any], dtype):
+    return _out(xp, xp.concatenate(list(xs), axis=dim), dtype)
+
+
+def pad(xp, dim: int, before: int, after: int, value: float, x, dtype):
+    if before < 0 or after < 0:
+        raise KernelError(f"negative padding ({before}, {after}) along dimension {dim}")
+    widths = [(before, after) if d == dim else (0, 0) for d in range(x.ndim)]
+    return _out(xp, xp.pad(x, widths, constant_values=xp.asarray(value, dtype=x.dtype)), dtype)
+
+
+def cast(xp, x, dtype):
+    return _out(xp, x.astype(dtype), dtype)
+
+
+def constant(xp, value, dtype):
+    return _out(xp, value, dtype)
+
+
+def full(xp, shape: Sequence[int], value: float, dtype):
+    return xp.full(tuple(shape), value, dtype=dtype)
+
+
+def iota(xp, shape: Sequence[int], dim: int, dtype):
+    shape = tuple(shape)
+    line = xp.arange(shape[dim], dtype=dtype)
+    return _out(xp, xp.broadcast_to(xp.reshape(line, [-1 if d == dim else 1 for d in range(len(shape))]),
+                                    shape), dtype)
+
+
+def random(xp, dist: str, seed: int, point: Sequence[int], shape: Sequence[int], dtype):
+    """The draw of `rt.random dist seed s` at `point` (docs/semantics.md)."""
+    rng = np.random.default_rng([int(seed), *(int(p) for p in point)])
+    shape = tuple(shape)
+    if dist == "uniform":
+        value = rng.random(shape)
+    elif dist == "normal":
+        value = rng.standard_normal(shape)
+    elif dist == "bernoulli":
+        value = rng.random(shape) < 0.5
+    else:
+        raise KernelError(f"unknown random distribution '{dist}'")
+    return _out(xp, value, dtype)
+
+
+def symbol_value(xp, value: int, dtype):
+    return _out(xp, value, dtype)
