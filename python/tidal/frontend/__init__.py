@@ -1,0 +1,41 @@
+"""The user-facing frontend: tracing Python into the `rt` dialect.
+
+Modules (one topic each): `program` (td.Program), `tensor` (the graph:
+Node, RecurrentTensor, Case), `graph` (node creation, domain inference),
+`indexing` (x[...], s[...] = v, outputs), `checks` (definition checks),
+`creation`, `ops_elementwise`, `ops_reduce`, `ops_shape`, `methods`
+(operators and methods), `dtypes`, `shapes`, `emit` (MLIR text),
+`executable` (compile/run), `errors` (TidalError, locations).
+"""
+from . import methods as _methods  # noqa: F401  (binds operators and methods)
+from .creation import (arange, bernoulli, constant, full, full_like, input, ones, ones_like, param,
+                       rand, randn, recurrent, symbol, tensor, udf, zeros, zeros_like)
+from .errors import SourceLocation, TidalError
+from .executable import Executable
+from .indexing import Masked
+from .methods import max, min
+from .ops_elementwise import (abs, add, astype, ceil, clamp, cos, div, eq, exp, floor, floordiv, ge,
+                              gt, le, log, logical_and, logical_not, logical_or, logical_xor, lt,
+                              maximum, minimum, mod, mul, ne, neg, pow, reciprocal, relu, rsqrt,
+                              sigmoid, sign, sin, sqrt, square, sub, tanh, where)
+from .ops_reduce import (all, amax, amin, any, cummax, cummin, cumprod, cumsum, discounted_sum,
+                         log_softmax, logsumexp, matmul, mean, prod, softmax, sum)
+from .ops_shape import (cat, expand, flatten, flip, gather, index_select, pad, permute, reshape,
+                        scatter_add, slice, squeeze, stack, take, transpose, unsqueeze)
+from .program import Program, current_program
+from .tensor import Case, Node, RecurrentTensor
+
+__all__ = [
+    "Program", "current_program", "RecurrentTensor", "Node", "Case", "Masked", "TidalError",
+    "SourceLocation", "Executable",
+    "input", "param", "recurrent", "constant", "tensor", "zeros", "ones", "full", "zeros_like",
+    "ones_like", "full_like", "arange", "rand", "randn", "bernoulli", "symbol", "udf",
+    "max", "min", "abs", "add", "astype", "ceil", "clamp", "cos", "div", "eq", "exp", "floor",
+    "floordiv", "ge", "gt", "le", "log", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "lt", "maximum", "minimum", "mod", "mul", "ne", "neg", "pow", "reciprocal", "relu", "rsqrt",
+    "sigmoid", "sign", "sin", "sqrt", "square", "sub", "tanh", "where",
+    "all", "amax", "amin", "any", "cummax", "cummin", "cumprod", "cumsum", "discounted_sum",
+    "log_softmax", "logsumexp", "matmul", "mean", "prod", "softmax", "sum",
+    "cat", "expand", "flatten", "flip", "gather", "index_select", "pad", "permute", "reshape",
+    "scatter_add", "slice", "squeeze", "stack", "take", "transpose", "unsqueeze",
+]

@@ -1,0 +1,145 @@
+"""Element types: the NumPy dtypes Tidal supports, promotion, MLIR names.
+
+Promotion follows NumPy 2 (`np.result_type` on the tensors' dtypes), with
+Python scalars (and symbolic integer expressions) *weak*, as in NumPy 2 and
+JAX: `float32 tensor * 0.5` stays float32, `int32 tensor + 1` stays int32;
+a scalar of a higher kind raises the kind (`int32 tensor * 0.5` is float64,
+`bool tensor + 1` is int64). With only weak operands, a Python float is
+float32 (the default float), an int int64, a bool bool.
+Which dtype an operation computes in is asked from NumPy itself (e.g.
+`np.exp` of int16 is float32, `int / int` is float64).
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .errors import TidalError
+
+__all__ = ["as_dtype", "mlir_name", "promote", "weak_kind", "is_weak_scalar",
+           "DEFAULT_FLOAT", "INDEX", "BOOL", "ufunc_result", "reduction_result"]
+
+_MLIR = {
+    np.dtype(np.bool_): "i1", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.float16): "f16",
+    np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+}
+_FROM_MLIR = {v: k for k, v in _MLIR.items()}
+DEFAULT_FLOAT = np.dtype(np.float32)
+INDEX = np.dtype(np.int64)
+BOOL = np.dtype(np.bool_)
+_SUPPORTED = ", ".join(str(d) for d in _MLIR)
+
+
+def as_dtype(value: Any, what: str = "dtype") -> np.dtype:
+    """A supported NumPy dtype from a name (`"float32"`, `"f32"`), type or dtype."""
+    if isinstance(value, str) and value in _FROM_MLIR:
+        return _FROM_MLIR[value]
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        raise TidalError(f"{what} {value!r} is not a dtype",
+                         f"use one of {_SUPPORTED}") from None
+    if dt not in _MLIR:
+        raise TidalError(f"{what} {dt} is not supported by Tidal",
+                         f"use one of {_SUPPORTED} (cast the data first)")
+    return dt
+
+
+def mlir_name(dt: np.dtype) -> str:
+    """The MLIR element type of a supported dtype (`f32`, `i1`, ...)."""
+    return _MLIR[np.dtype(dt)]
+
+
+def is_weak_scalar(value: Any) -> bool:
+    """Python bools, ints and floats (not NumPy scalars) are weakly typed."""
+    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+
+
+def weak_kind(value: Any) -> int:
+    """0 for bool, 1 for int, 2 for float."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, numbers.Integral):
+        return 1
+    return 2
+
+
+def _kind(dt: np.dtype) -> int:
+    return 0 if dt.kind == "b" else 1 if dt.kind in "iu" else 2
+
+
+_WEAK_DEFAULT = {0: BOOL, 1: INDEX, 2: DEFAULT_FLOAT}
+_WEAK_RAISE = {1: INDEX, 2: np.dtype(np.float64)}
+
+
+def promote(strong: list[np.dtype], weak_kinds: list[int] = ()) -> np.dtype:
+    """The common dtype of tensors (`strong`) and weak scalars of `weak_kinds`."""
+    if strong:
+        try:
+            base = np.result_type(*strong)
+        except TypeError as e:
+            raise TidalError(f"cannot promote dtypes {', '.join(map(str, strong))}: {e}") from None
+    else:
+        return _WEAK_DEFAULT[max(weak_kinds)] if weak_kinds else DEFAULT_FLOAT
+    top = max(weak_kinds, default=0)
+    if top > _kind(base):
+        base = _WEAK_RAISE[top]
+    if base not in _MLIR:
+        raise TidalError(f"dtype promotion gives {base}, which Tidal does not support",
+                         f"cast the operands to one of {_SUPPORTED} first")
+    return base
+
+
+def check_scalar_fits(value: Any, dt: np.dtype) -> None:
+    """A weak Python int must be representable in the integer dtype it joins."""
+    if dt.kind in "iu" and isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        info = np.iinfo(dt)
+        if not info.min <= int(value) <= info.max:
+            raise TidalError(f"the Python int {value} does not fit in {dt}",
+                             f"cast the tensor to a wider dtype (e.g. .astype('int64')) first")
+
+
+_PROBE_CACHE: dict = {}
+
+
+def ufunc_result(ufunc: Any, *dts: np.dtype) -> np.dtype:
+    """The dtype NumPy's `ufunc` returns for arrays of `dts` (TidalError if none)."""
+    key = (ufunc, dts)
+    if key not in _PROBE_CACHE:
+        try:
+            with np.errstate(all="ignore"):
+                out = ufunc(*[np.zeros(1, d) for d in dts])
+            _PROBE_CACHE[key] = np.asarray(out).dtype
+        except TypeError:
+            _PROBE_CACHE[key] = None
+    result = _PROBE_CACHE[key]
+    if result is None:
+        name = getattr(ufunc, "__name__", str(ufunc))
+        raise TidalError(f"{name} is not defined for {', '.join(map(str, dts))} tensors (as in NumPy)",
+                         "cast the operand with .astype(...) first")
+    if result not in _MLIR:
+        result = np.dtype(np.float64) if result.kind == "f" else INDEX
+    return result
+
+
+class _AlongAxis0:
+    def __init__(self, fn: Any):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", str(fn))
+
+    def __call__(self, a):
+        return self.fn(a, axis=0)
+
+    def __eq__(self, other):
+        return isinstance(other, _AlongAxis0) and other.fn is self.fn
+
+    def __hash__(self):
+        return hash(self.fn)
+
+
+def reduction_result(fn: Any, dt: np.dtype) -> np.dtype:
+    """The dtype of a NumPy reduction/scan `fn` (e.g. `np.sum` of int32 is int64)."""
+    return ufunc_result(_AlongAxis0(fn), dt)

@@ -1,0 +1,184 @@
+"""Printing a traced Program as `rt` MLIR text, parsing and verifying it.
+
+Every statement becomes one op, in trace order, with the user's source
+location: `%v3 = rt.binary add %v1, %v2 domain [t] : (...) -> ... loc("f.py":7:9)`.
+The text is parsed with the Tidal dialects loaded and verified; a verifier
+failure here is a frontend bug and is reported with MLIR's diagnostics.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from tidal.symbolic import Expr, to_text
+
+from . import dtypes as dt
+from .errors import TidalError
+from .program import Output
+from .tensor import Case, Node, RecurrentTensor
+
+__all__ = ["program_text", "build_module", "print_module", "tensor_type"]
+
+
+def _e(e: Expr) -> str:
+    return to_text(e, mlir=True)
+
+
+def tensor_type(x: RecurrentTensor) -> str:
+    return f"!tidal.tensor<[{', '.join(_e(s) for s in x.shape)}], {dt.mlir_name(x.dtype)}>"
+
+
+def _name(x: RecurrentTensor) -> str:
+    node = x.node
+    return f"%v{node.id}" if len(node.outputs) == 1 else f"%v{node.id}_{x.output_index}"
+
+
+def _domain(dims) -> str:
+    return "[" + ", ".join(d.step.name for d in dims) + "]"
+
+
+def _float(v: float) -> str:
+    if math.isfinite(v):
+        return f"{v:.17e}"
+    return "0x" + struct.pack(">d", v).hex().upper()
+
+
+def dense(arr: np.ndarray) -> str:
+    """`dense<...> : tensor<AxBxf32>` (hex for numbers, literals for bools)."""
+    arr = np.array(arr, order="C")
+    ty = "tensor<" + "".join(f"{n}x" for n in arr.shape) + dt.mlir_name(arr.dtype) + ">"
+    if arr.size == 0:
+        return f"dense<> : {ty}" if arr.ndim == 1 else f"dense<{_nested(arr)}> : {ty}"
+    if arr.dtype == np.bool_:
+        body = ("true" if arr.reshape(-1)[0] else "false") if arr.ndim == 0 else _nested(arr)
+        return f"dense<{body}> : {ty}"
+    data = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+    return f'dense<"0x{data.hex().upper()}"> : {ty}'
+
+
+def _nested(a: np.ndarray) -> str:
+    if a.ndim == 0:
+        return "true" if bool(a) else "false"
+    return "[" + ", ".join(_nested(x) for x in a) + "]"
+
+
+def _sig(inputs, results) -> str:
+    ins = ", ".join(tensor_type(x) for x in inputs)
+    outs = [tensor_type(x) for x in results]
+    out = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+    return f"({ins}) -> {out}"
+
+
+def _node(node: Node) -> str:
+    a, op, ins = node.attrs, node.op, node.inputs
+    res = ", ".join(_name(x) for x in node.outputs)
+    lhs = f"{res} = " if res else ""
+    dom = f"domain {_domain(node.domain)}"
+    args = ", ".join(_name(x) for x in ins)
+    sig = _sig(ins, node.outputs)
+    rty = tensor_type(node.outputs[0]) if node.outputs else ""
+    if op == "input":
+        return f'{lhs}rt.input "{a["name"]}" {dom} : {rty}'
+    if op == "param":
+        return f'{lhs}rt.param "{a["name"]}" {dense(a["value"])} {dom} : {rty}'
+    if op == "recurrent":
+        return f"{lhs}rt.recurrent {dom} : {rty}"
+    if op == "index":
+        idx = ", ".join(_e(c) for c in a["index"])
+        return f"{lhs}rt.index {args}[{idx}] {dom} : {sig}"
+    if op == "constant":
+        return f"{lhs}rt.constant {dense(a['value'])} {dom} : {rty}"
+    if op == "full":
+        return f"{lhs}rt.full {_float(a['value'])} {dom} : {rty}"
+    if op == "iota":
+        return f"{lhs}rt.iota {a['dim']} {dom} : {rty}"
+    if op == "random":
+        return f"{lhs}rt.random {a['dist']} seed {a['seed']} {dom} : {rty}"
+    if op == "symbol_value":
+        return f"{lhs}rt.symbol_value <{_e(a['expr'])}> {dom} : {rty}"
+    if op == "udf":
+        return f'{lhs}rt.udf "{a["callee"]}"({args}) {dom} : {sig}'
+    if op in ("unary", "binary"):
+        prefix = a["kind"]
+    elif op == "reduce":
+        prefix = f"{a['kind']} [{', '.join(map(str, a['dims']))}]" + (" keepdim" if a["keepdim"] else "")
+    elif op == "scan":
+        prefix = f"{a['kind']} {a['dim']}" + (" reverse" if a["reverse"] else "")
+    elif op == "permute":
+        prefix = f"[{', '.join(map(str, a['perm']))}]"
+    elif op in ("squeeze", "unsqueeze", "flip", "index_select", "gather", "scatter_add", "concat"):
+        prefix = str(a["dim"])
+    elif op == "slice":
+        prefix = f"{a['dim']} at <{_e(a['start'])}>"
+    elif op == "take":
+        prefix = f"{a['dim']} at <{_e(a['index'])}>"
+    elif op == "pad":
+        prefix = f"{a['dim']} <{_e(a['before'])}> <{_e(a['after'])}> value {_float(a['value'])}"
+    elif op in ("where", "matmul", "reshape", "expand", "cast"):
+        prefix = ""
+    else:  # pragma: no cover - every op the frontend makes is listed above
+        raise AssertionError(f"no printer for rt.{op}")
+    prefix = f"{prefix} " if prefix else ""
+    return f"{lhs}rt.{op} {prefix}{args} {dom} : {sig}"
+
+
+def _case(case: Case) -> str:
+    idx = ", ".join(_e(c) for c in case.index)
+    cond = f" if <{_e(case.cond)}>" if case.cond is not None else ""
+    ty = tensor_type(case.target)
+    return f"rt.define {_name(case.target)}[{idx}]{cond} = {_name(case.value)} : {ty}, {tensor_type(case.value)}"
+
+
+def _output(out: Output) -> str:
+    cond = f" if <{_e(out.cond)}>" if out.cond is not None else ""
+    return f'rt.output "{out.name}" {_name(out.value)}{cond} : {tensor_type(out.value)}'
+
+
+def program_text(program: Any, locations: bool = True) -> str:
+    """The rt module text of a program (not yet parsed)."""
+    def loc(location) -> str:
+        return f" {location.mlir()}" if locations else ""
+
+    dims = ", ".join(f"{d.step.name} < {d.bound.name}" for d in program.dim_list)
+    lines = ["module {", f"  rt.program @{program.name} dims [{dims}] {{"]
+    for st in program.statements:
+        if isinstance(st, Node):
+            lines.append(f"    {_node(st)}{loc(st.loc)}")
+        elif isinstance(st, Case):
+            lines.append(f"    {_case(st)}{loc(st.loc)}")
+        else:
+            lines.append(f"    {_output(st)}{loc(st.loc)}")
+    lines.append(f"  }}{loc(program.loc)}")
+    lines.append(f"}}{loc(program.loc)}")
+    return "\n".join(lines) + "\n"
+
+
+def build_module(program: Any, context: ir.Context | None = None) -> ir.Module:
+    """Checks the program, prints it, parses and verifies it."""
+    from tidal.dialects import make_context
+
+    from .checks import check_program
+
+    check_program(program)
+    text = program_text(program)
+    ctx = context if context is not None else make_context()
+    try:
+        with ctx:
+            module = ir.Module.parse(text)
+            ok = module.operation.verify()
+    except ir.MLIRError as e:
+        raise TidalError(f"internal error: the traced rt module does not parse or verify: {e}",
+                         "please report this frontend bug with the program",
+                         location=program.loc) from None
+    if not ok:  # pragma: no cover - verify() raises MLIRError on failure
+        raise TidalError("internal error: the traced rt module does not verify", location=program.loc)
+    return module
+
+
+def print_module(module: ir.Module, locations: bool = True) -> str:
+    """Text of a module, with inline `loc(...)` locations when asked."""
+    return module.operation.get_asm(enable_debug_info=locations, use_local_scope=True)

@@ -1,0 +1,109 @@
+"""Errors raised at the user's line, and the source locations ops carry.
+
+Every op records where the user created it (the first stack frame outside the
+`tidal` package) and prints it as an MLIR location `loc("file.py":line:col)`.
+A `TidalError` names that place too: `file.py:12: <what went wrong>` followed
+by a hint saying what to change.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+__all__ = ["TidalError", "SourceLocation", "user_location", "symbolic_errors"]
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in the user's Python source (1-based line and column)."""
+
+    file: str
+    line: int
+    col: int = 1
+
+    def mlir(self) -> str:
+        """The MLIR file-line-column location, e.g. `loc("f.py":3:5)`."""
+        name = self.file.replace("\\", "\\\\").replace('"', '\\"')
+        return f'loc("{name}":{self.line}:{self.col})'
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+UNKNOWN = SourceLocation("<unknown>", 0, 0)
+
+
+def _inside_tidal(frame) -> bool:
+    name = frame.f_globals.get("__name__", "")
+    return name == "tidal" or name.startswith("tidal.")
+
+
+def _column(frame) -> int:
+    try:
+        positions = frame.f_code.co_positions()
+        index = frame.f_lasti // 2
+        for i, pos in enumerate(positions):
+            if i == index:
+                return (pos[2] or 0) + 1
+    except (AttributeError, ValueError):  # pragma: no cover - older Pythons
+        pass
+    return 1
+
+
+def user_location() -> SourceLocation:
+    """Where the user's code called into Tidal: the first frame outside `tidal`."""
+    frame = sys._getframe(1)
+    while frame is not None and _inside_tidal(frame):
+        frame = frame.f_back
+    if frame is None:
+        return UNKNOWN
+    return SourceLocation(frame.f_code.co_filename, frame.f_lineno, _column(frame))
+
+
+class TidalError(ValueError):
+    """A mistake in a Tidal program, reported at the user's line.
+
+    `str(err)` is `file.py:LINE: what went wrong` and, on a second line, a
+    hint saying what to change. The parts are also attributes: `location`
+    (a `SourceLocation`), `reason` and `hint`.
+    """
+
+    def __init__(self, reason: str, hint: str | None = None,
+                 location: SourceLocation | None = None):
+        self.location = location if location is not None else user_location()
+        self.reason = reason
+        self.hint = hint
+        text = f"{self.location}: {reason}"
+        if hint:
+            text += f"\n  hint: {hint}"
+        super().__init__(text)
+
+    @property
+    def filename(self) -> str:
+        return self.location.file
+
+    @property
+    def lineno(self) -> int:
+        return self.location.line
+
+
+def symbolic_errors(what: str) -> "_SymbolicErrors":
+    """Context manager turning `tidal.symbolic` errors into `TidalError`s."""
+    return _SymbolicErrors(what)
+
+
+class _SymbolicErrors:
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        from tidal.symbolic import SymbolicError
+
+        if value is not None and isinstance(value, SymbolicError):
+            raise TidalError(f"{self.what}: {value}",
+                             "index and shape expressions must be integer expressions over the "
+                             "program's dimensions (t + 1, max(0, t - 2), T - t, ...)") from None
+        return False

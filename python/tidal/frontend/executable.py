@@ -1,0 +1,183 @@
+"""`p.compile(backend="reference")` and `.run(bounds=..., inputs=...)`.
+
+The reference backend lowers the rt module with `tidal.passes.rt_to_sdg`
+and evaluates it with `tidal.runtime.reference.evaluate` (both imported
+lazily). Inputs are validated against the declared shapes, dtypes and the
+bounds before anything runs.
+
+Inputs are arrays whose leading axes are the extents of the input's domain
+(program order) followed by its per-point shape; an input whose per-point
+shape varies with a step is a nested list (one level per domain dim) of
+arrays. Results come back as the interpreter returns them (see
+docs/semantics.md, `rt.output`).
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from tidal.symbolic import Dim, Symbol, evaluate
+
+from .errors import TidalError
+
+__all__ = ["Executable", "lower_to_sdg", "normalize_bounds", "validate_inputs"]
+
+BACKENDS = ("reference",)
+
+
+def lower_to_sdg(module):
+    """Runs `rt-to-sdg` in place (imported lazily) and returns the module."""
+    try:
+        from tidal.passes.rt_to_sdg import rt_to_sdg
+    except ImportError as e:
+        raise ImportError(f"the rt-to-sdg pass is not available (tidal.passes.rt_to_sdg): {e}") from None
+    rt_to_sdg(module)
+    return module
+
+
+def normalize_bounds(program: Any, bounds: Mapping | None) -> dict[str, int]:
+    """`{T: 10}` / `{"T": 10}` / `{Dim: 10}` -> `{"T": 10}` for every program dim."""
+    by_bound = {d.bound.name: d for d in program.dim_list}
+    by_step = {d.step.name: d for d in program.dim_list}
+    out: dict[str, int] = {}
+    for key, value in (bounds or {}).items():
+        if isinstance(key, Dim):
+            name = key.bound.name
+        elif isinstance(key, Symbol):
+            name = key.name
+        elif isinstance(key, str):
+            name = key
+        else:
+            raise TidalError(f"bounds key {key!r} is not a bound", "key bounds by symbol or name: {T: 10}")
+        if name in by_step and name not in by_bound:
+            raise TidalError(f"bounds key {name!r} is a step; bounds are keyed by the bound symbol",
+                             f"write {{{by_step[name].bound.name}: ...}}")
+        if name not in by_bound:
+            raise TidalError(f"bounds key {name!r} is not a bound of this program "
+                             f"(bounds: {', '.join(by_bound) or 'none'})", "remove it or fix the name")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise TidalError(f"bound {name} = {value!r} must be an int >= 1", f"e.g. {{{name}: 10}}")
+        out[name] = int(value)
+    missing = [n for n in by_bound if n not in out]
+    if missing:
+        raise TidalError(f"no value for the bound{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
+                         "give every bound, e.g. bounds={" + ", ".join(f"{n}: 10" for n in missing) + "}")
+    return out
+
+
+def _convert(name: str, value: Any, dtype: np.dtype, shape: tuple, where: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except ValueError as e:  # ragged nested lists
+        raise TidalError(f"input {name!r}{where} is not a regular array: {e}",
+                         "pass a NumPy array of the declared shape") from None
+    if arr.dtype == object:
+        raise TidalError(f"input {name!r}{where} is not numeric data", "pass a NumPy array")
+    if arr.dtype != dtype:
+        if not np.can_cast(arr.dtype, dtype, "same_kind"):
+            raise TidalError(f"input {name!r}{where} has dtype {arr.dtype}, which cannot be cast safely "
+                             f"to the declared {dtype}", f"pass {dtype} data (e.g. arr.astype('{dtype}'))")
+        arr = arr.astype(dtype)
+    if arr.shape != shape:
+        raise TidalError(f"input {name!r}{where} has shape {arr.shape}, expected {shape}",
+                         "the leading axes are the extents of the input's domain (program order), "
+                         "then its per-point shape, evaluated at the given bounds")
+    return arr
+
+
+def _input_value(node: Any, value: Any, bounds: dict[str, int]) -> Any:
+    name = node.attrs["name"]
+    x = node.outputs[0]
+    dims = node.domain
+    if not any(s.role == "step" for e in x.shape for s in e.free_symbols):
+        lead = tuple(bounds[d.bound.name] for d in dims)
+        per_point = tuple(int(evaluate(e, bounds)) for e in x.shape)
+        return _convert(name, value, x.dtype, lead + per_point, "")
+
+    def walk(v: Any, k: int, env: dict) -> Any:
+        if k == len(dims):
+            shape = tuple(int(evaluate(e, env)) for e in x.shape)
+            return _convert(name, v, x.dtype, shape, " at " + ", ".join(f"{n}={env[n]}" for n in env
+                                                                          if n not in bounds))
+        d = dims[k]
+        n = bounds[d.bound.name]
+        if not isinstance(v, (list, tuple)) or len(v) != n:
+            raise TidalError(f"input {name!r} has a per-point shape that varies with the steps, so it is "
+                             f"a nested list; level {k} must be a list of {n} entries ({d.step.name} < "
+                             f"{d.bound.name})", "pass one array per point")
+        return [walk(item, k + 1, {**env, d.step.name: i}) for i, item in enumerate(v)]
+
+    return walk(value, 0, dict(bounds))
+
+
+def validate_inputs(program: Any, inputs: Mapping | None, bounds: dict[str, int]) -> dict[str, Any]:
+    """Checks names, shapes (against the bounds) and dtypes; returns converted values."""
+    nodes = {n.attrs["name"]: n for n in program.nodes if n.op == "input"}
+    given = dict(inputs or {})
+    for key in given:
+        if not isinstance(key, str):
+            raise TidalError(f"inputs are keyed by name, got {key!r}", 'e.g. inputs={"x": arr}')
+    unknown = [k for k in given if k not in nodes]
+    if unknown:
+        raise TidalError(f"unknown input{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                         f"(declared: {', '.join(map(repr, nodes)) or 'none'})", "check the names")
+    missing = [k for k in nodes if k not in given]
+    if missing:
+        raise TidalError(f"missing input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}",
+                         "give every td.input a value")
+    return {k: _input_value(nodes[k], v, bounds) for k, v in given.items()}
+
+
+def _udf_table(program: Any) -> dict[str, Callable]:
+    """Wrappers that turn what a UDF returns into arrays of the declared dtypes."""
+    table = {}
+    for node in program.nodes:
+        if node.op != "udf" or node.attrs["callee"] in table:
+            continue
+        fn, dtypes = node.attrs["fn"], [x.dtype for x in node.outputs]
+        table[node.attrs["callee"]] = _wrap(node.attrs["callee"], fn, dtypes)
+    return table
+
+
+def _wrap(callee: str, fn: Callable, dtypes: list) -> Callable:
+    def call(*args: Any) -> Any:
+        result = fn(*args)
+        if not dtypes:
+            return None
+        items = (result,) if len(dtypes) == 1 else result
+        if not isinstance(items, (tuple, list)) or len(items) != len(dtypes):
+            raise TypeError(f"udf {callee!r} returned {type(result).__name__}; it is declared with "
+                            f"{len(dtypes)} outputs")
+        arrays = tuple(np.asarray(v, dtype=d) for v, d in zip(items, dtypes))
+        return arrays[0] if len(dtypes) == 1 else arrays
+
+    call.__name__ = callee
+    call.__wrapped__ = fn
+    return call
+
+
+class Executable:
+    """A compiled program: `.run(bounds={T: 10}, inputs={"x": arr})` -> {name: value}."""
+
+    def __init__(self, program: Any, backend: str = "reference"):
+        if backend not in BACKENDS:
+            raise TidalError(f"unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
+        self.program = program
+        self.backend = backend
+        self.rt_module = program.module()
+        self.module = lower_to_sdg(program.module())
+        self.udfs = _udf_table(program)
+
+    def run(self, bounds: Mapping | None = None, inputs: Mapping | None = None) -> dict[str, Any]:
+        b = normalize_bounds(self.program, bounds)
+        values = validate_inputs(self.program, inputs, b)
+        from tidal.runtime.reference import evaluate as reference_evaluate
+
+        return reference_evaluate(self.module, b, values, self.udfs)
+
+    __call__ = run
+
+    def __repr__(self) -> str:
+        return f"Executable({self.program.name!r}, backend={self.backend!r})"

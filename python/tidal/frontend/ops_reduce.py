@@ -1,0 +1,210 @@
+"""Reductions, scans, softmax, discounted sums and matmul.
+
+`sum/prod/max/min/any/all` are `rt.reduce`, `cumsum/cumprod/cummax/cummin`
+are `rt.scan`; `mean`, `softmax`, `log_softmax`, `logsumexp` and
+`discounted_sum` are built from primitives. Result dtypes follow NumPy
+(`sum` of int32 is int64, `mean` of ints is float64).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tidal.symbolic import Const
+
+from . import dtypes as dt
+from .errors import TidalError
+from .graph import lift, make, resolve_program, symbol_value
+from .ops_elementwise import astype, binary, exp, log
+from .shapes import broadcast, norm_dim, norm_dims, numel, static
+from .tensor import RecurrentTensor
+
+__all__ = ["reduce", "sum", "prod", "mean", "amax", "amin", "any", "all", "scan", "cumsum",
+           "cumprod", "cummax", "cummin", "softmax", "log_softmax", "logsumexp",
+           "discounted_sum", "matmul"]
+
+_NP_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+_NP_SCAN = {"cumsum": np.cumsum, "cumprod": np.cumprod,
+            "cummax": np.maximum.accumulate, "cummin": np.minimum.accumulate}
+
+
+def _tensor(x: Any, what: str) -> RecurrentTensor:
+    return lift(x, resolve_program([x], what))
+
+
+def reduce(kind: str, x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
+    """`rt.reduce <kind> [dims]` over spatial dims (`dim=None`: all of them)."""
+    x = _tensor(x, kind)
+    dims = norm_dims(dim, x.ndim, f"{kind} dim")
+    if not dims:
+        return x
+    if kind in ("any", "all"):
+        if x.dtype != dt.BOOL:
+            x = binary("ne", x, 0)
+        out = dt.BOOL
+    else:
+        out = dt.reduction_result(_NP_REDUCE[kind], x.dtype)
+        x = astype(x, out)
+    if keepdim:
+        shape = tuple(Const(1) if i in dims else s for i, s in enumerate(x.shape))
+    else:
+        shape = tuple(s for i, s in enumerate(x.shape) if i not in dims)
+    return make("reduce", (x,), {"kind": kind, "dims": dims, "keepdim": bool(keepdim)}, shape, out)
+
+
+def sum(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:  # noqa: A001
+    """Sum over `dim` (an int, ints, or None for all)."""
+    return reduce("sum", x, dim, keepdim)
+
+
+def prod(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
+    return reduce("prod", x, dim, keepdim)
+
+
+def amax(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
+    """Maximum over `dim` (values only; there is no argmax)."""
+    return reduce("max", x, dim, keepdim)
+
+
+def amin(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
+    return reduce("min", x, dim, keepdim)
+
+
+def any(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:  # noqa: A001
+    return reduce("any", x, dim, keepdim)
+
+
+def all(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:  # noqa: A001
+    return reduce("all", x, dim, keepdim)
+
+
+def _count(x: RecurrentTensor, dims: tuple, dtype: np.dtype) -> Any:
+    """The number of reduced elements: a Python int, or a tensor when symbolic."""
+    n = numel([x.shape[i] for i in dims])
+    v = static(n)
+    if v is not None:
+        return v
+    return astype(symbol_value(x.program, n), dtype)
+
+
+def mean(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
+    """Arithmetic mean over `dim` (float result, as `np.mean`)."""
+    x = _tensor(x, "mean")
+    dims = norm_dims(dim, x.ndim, "mean dim")
+    out = dt.reduction_result(np.mean, x.dtype)
+    x = astype(x, out)
+    return binary("div", reduce("sum", x, dims, keepdim), _count(x, dims, out))
+
+
+def scan(kind: str, x: Any, dim: int = 0, reverse: bool = False) -> RecurrentTensor:
+    """`rt.scan <kind> dim (reverse)`: an inclusive scan along one spatial dim."""
+    x = _tensor(x, kind)
+    d = norm_dim(dim, x.ndim, f"{kind} dim")
+    out = dt.reduction_result(_NP_SCAN[kind], x.dtype)
+    x = astype(x, out)
+    return make("scan", (x,), {"kind": kind, "dim": d, "reverse": bool(reverse)}, x.shape, out)
+
+
+def cumsum(x: Any, dim: int = 0, reverse: bool = False) -> RecurrentTensor:
+    """Inclusive cumulative sum along `dim` (from the end with `reverse=True`)."""
+    return scan("cumsum", x, dim, reverse)
+
+
+def cumprod(x: Any, dim: int = 0, reverse: bool = False) -> RecurrentTensor:
+    return scan("cumprod", x, dim, reverse)
+
+
+def cummax(x: Any, dim: int = 0, reverse: bool = False) -> RecurrentTensor:
+    return scan("cummax", x, dim, reverse)
+
+
+def cummin(x: Any, dim: int = 0, reverse: bool = False) -> RecurrentTensor:
+    return scan("cummin", x, dim, reverse)
+
+
+def _float(x: Any, what: str) -> RecurrentTensor:
+    x = _tensor(x, what)
+    return astype(x, dt.ufunc_result(np.exp, x.dtype))
+
+
+def softmax(x: Any, dim: int = -1) -> RecurrentTensor:
+    """exp(x - max) / sum(exp(x - max)) along `dim`."""
+    x = _float(x, "softmax")
+    d = norm_dim(dim, x.ndim, "softmax dim")
+    e = exp(binary("sub", x, amax(x, d, keepdim=True)))
+    return binary("div", e, sum(e, d, keepdim=True))
+
+
+def logsumexp(x: Any, dim: int = -1, keepdim: bool = False) -> RecurrentTensor:
+    """log(sum(exp(x))) along `dim`, computed stably."""
+    x = _float(x, "logsumexp")
+    d = norm_dim(dim, x.ndim, "logsumexp dim")
+    m = amax(x, d, keepdim=True)
+    out = binary("add", log(sum(exp(binary("sub", x, m)), d, keepdim=True)), m)
+    return out if keepdim else reduce_squeeze(out, d)
+
+
+def reduce_squeeze(x: RecurrentTensor, d: int) -> RecurrentTensor:
+    from .ops_shape import squeeze
+
+    return squeeze(x, d)
+
+
+def log_softmax(x: Any, dim: int = -1) -> RecurrentTensor:
+    """x - logsumexp(x) along `dim`."""
+    x = _float(x, "log_softmax")
+    d = norm_dim(dim, x.ndim, "log_softmax dim")
+    return binary("sub", x, logsumexp(x, d, keepdim=True))
+
+
+def discounted_sum(x: Any, gamma: Any, dim: int = 0, keepdim: bool = False) -> RecurrentTensor:
+    """sum_k gamma**k * x[k] along `dim` (k counts from 0 at the start of `dim`).
+
+    Built from primitives: k = iota, w = gamma ** k (broadcast along the
+    trailing dims), then sum(x * w, dim).
+    """
+    from .creation import arange
+    from .ops_shape import unsqueeze
+
+    x = _tensor(x, "discounted_sum")
+    d = norm_dim(dim, x.ndim, "discounted_sum dim")
+    program = x.program
+    dtype = dt.promote([x.dtype] + ([] if not isinstance(gamma, RecurrentTensor) else [gamma.dtype]),
+                       [] if isinstance(gamma, RecurrentTensor) else [2])
+    k = astype(arange(x.shape[d], program=program), dtype)
+    g = lift(gamma, program, dtype) if not isinstance(gamma, RecurrentTensor) else astype(gamma, dtype)
+    if g.ndim != 0:
+        raise TidalError(f"discounted_sum needs a scalar gamma, got shape {g.shape}",
+                         "pass a Python float or a scalar tensor")
+    w = binary("pow", g, k)
+    for _ in range(x.ndim - 1 - d):
+        w = unsqueeze(w, -1)
+    return sum(binary("mul", astype(x, dtype), w), d, keepdim)
+
+
+def matmul(a: Any, b: Any) -> RecurrentTensor:
+    """Matrix product with `numpy.matmul` semantics (`rt.matmul`)."""
+    from .ops_elementwise import common_dtype
+
+    program = resolve_program([a, b], "matmul")
+    compute = common_dtype(a, b)
+    x, y = astype(lift(a, program, compute), compute), astype(lift(b, program, compute), compute)
+    if x.ndim == 0 or y.ndim == 0:
+        raise TidalError("matmul (@) needs operands of rank >= 1, got a scalar",
+                         "use * for scalar multiplication")
+    xs = x.shape if x.ndim > 1 else (Const(1),) + x.shape
+    ys = y.shape if y.ndim > 1 else y.shape + (Const(1),)
+    if not xs[-1].same(ys[-2]):
+        raise TidalError(f"shape mismatch in matmul (@): contracted sizes differ "
+                         f"({xs[-1]} vs {ys[-2]}) for shapes {_s(x.shape)} @ {_s(y.shape)}",
+                         "the last dim of the left operand must equal the second-to-last of the "
+                         "right one; transpose (.T) or reshape an operand")
+    batch = broadcast(xs[:-2], ys[:-2], what="matmul batch dims")
+    shape = batch + ((xs[-2],) if x.ndim > 1 else ()) + ((ys[-1],) if y.ndim > 1 else ())
+    return make("matmul", (x, y), {}, shape, compute)
+
+
+def _s(shape: tuple) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
