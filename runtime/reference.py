@@ -21,10 +21,11 @@ graph's op order, each at the points of its domain in lexicographic
 (program) order. Demanding a value demands the values it reads depth-first,
 operand by operand and, within a slice, in increasing coordinate order;
 every op, UDFs included, runs once per point, as soon as everything it
-reads is available. A UDF therefore runs exactly once per point that some
-output needs (never for points no output needs), in the order in which its
-points are completed by this depth-first demand: for a recurrence through a
-UDF, at t = 0, 1, 2, ... UDFs receive NumPy arrays and return one array
+reads is available. UDFs have external effects, so after the outputs every
+UDF also runs at the points of its domain no output needed (in graph order,
+points in lexicographic order): each UDF runs exactly once per point of its
+domain, sinks with no results included. For a recurrence through a UDF it
+runs at t = 0, 1, 2, ... UDFs receive NumPy arrays and return one array
 (or a tuple of arrays, one per result); results are converted to the
 declared element type and their shapes checked.
 
@@ -182,6 +183,10 @@ class _Evaluator:
                 inner = next(iter(values.values())).shape
                 stacked = np.stack(list(values.values())) if values else np.zeros((0,))
                 results[name] = stacked.reshape(tuple(node.extents) + inner)
+        for node in self.nodes:  # effects: every UDF runs at every point of its domain
+            if node.kind == "udf":
+                for p in _points(node.extents):
+                    self.demand(node, p)
         return results
 
     # -- the demand loop -----------------------------------------------------------
@@ -334,7 +339,9 @@ class _Evaluator:
             raise EvaluationError(f"no UDF registered under '{callee}' (registered: "
                                   f"{', '.join(sorted(self.udfs)) or 'none'})", node, p)
         out = fn(*args)
-        if len(node.dtypes) == 1:
+        if not node.dtypes and out is None:  # a sink: called for its effect
+            out = ()
+        elif len(node.dtypes) == 1:
             out = (out,)
         elif not isinstance(out, (tuple, list)) or len(out) != len(node.dtypes):
             raise EvaluationError(f"UDF '{callee}' must return a tuple of {len(node.dtypes)} "

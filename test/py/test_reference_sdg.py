@@ -181,5 +181,22 @@ def test_source_name_and_bounds_errors():
     two = ERRORS + ERRORS.replace("@g", "@h")
     with pytest.raises(EvaluationError, match=r"found 2 \(g, h\): pass graph="):
         evaluate(two, {"T": 2}, {"x": rand(2, 4)})
-    np.testing.assert_array_equal(evaluate(two, {"T": 2}, {"x": np.ones((2, 4))}, graph="h")["x"],
-                                  np.ones((2, 4)))
+    # graph h's UDF runs at every point of its domain, although no output reads it
+    np.testing.assert_array_equal(evaluate(two, {"T": 2}, {"x": np.ones((2, 4))}, {"nope": np.negative},
+                                           graph="h")["x"], np.ones((2, 4)))
+
+
+def test_sink_udfs_run_once_at_every_point_of_their_domain():
+    """A UDF with no results (logging, checkpointing) is an effect: it runs
+    at every point of its domain although no output reads it."""
+    text = f"""sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  sdg.udf "log"(%x[t]) domain [t] : ({V}) -> ()
+  %y = sdg.unary exp %x[t] domain [t] : ({V}) -> {V}
+  sdg.output "y" %y[t] domain [t] : {V}
+}}"""
+    seen = []
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = evaluate(text, {"T": 3}, {"x": x}, {"log": lambda a: seen.append(a.copy())})
+    np.testing.assert_allclose(out["y"], np.exp(x), rtol=1e-6)
+    assert len(seen) == 3 and all(np.array_equal(a, x[k]) for k, a in enumerate(seen))
