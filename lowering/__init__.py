@@ -1,1 +1,14 @@
-"""tidal.lowering"""
+"""tidal.lowering: scheduling SDGs with isl and lowering them to scf.
+
+* `graph.read_graph(op)`: a read-only model of one `sdg.graph`;
+* `schedule.schedule_graph(graph, ScheduleOptions())`: the isl schedule
+  (valid domains, validity/proximity relations, `ScheduleError` for
+  unschedulable programs); `loop_ast.from_isl` / `format_loop_nest`;
+* `storage.plan_storage(sched)`: point/block/window store per value,
+  verified against the schedule;
+* passes `sdg-schedule` (sdg_schedule.py) and `sdg-lower-to-scf`
+  (sdg_lower_to_scf.py, to_scf.py); `passes.py` registers them as a
+  `tidal-opt --load-pass-plugin`.
+
+Nothing is imported here: `import tidal.lowering` stays cheap.
+"""

@@ -1,8 +1,11 @@
-"""`p.compile(backend="reference")` and `.run(bounds=..., inputs=...)`.
+"""`p.compile(backend=...)` and `.run(bounds=..., inputs=...)`.
 
-The reference backend lowers the rt module with `tidal.passes.rt_to_sdg`
-and evaluates it with `tidal.runtime.reference.evaluate` (both imported
-lazily). Inputs are validated against the declared shapes, dtypes and the
+Every backend lowers the rt module with `tidal.passes.rt_to_sdg`. The
+default backends, "jax" and "numpy", compile it once with the scheduled
+runtime (`tidal.runtime.scheduled`: isl schedule, lowering to scf, a
+generated host program) and run it for any bounds; "reference" evaluates it
+with the reference interpreter (`tidal.runtime.reference`), the oracle the
+others are tested against. Both are imported lazily. Inputs are validated against the declared shapes, dtypes and the
 bounds before anything runs.
 
 Inputs are arrays whose leading axes are the extents of the input's domain
@@ -24,7 +27,7 @@ from .errors import TidalError
 
 __all__ = ["Executable", "lower_to_sdg", "normalize_bounds", "validate_inputs"]
 
-BACKENDS = ("reference",)
+BACKENDS = ("jax", "numpy", "reference")
 
 
 def lower_to_sdg(module):
@@ -161,7 +164,7 @@ def _wrap(callee: str, fn: Callable, dtypes: list) -> Callable:
 class Executable:
     """A compiled program: `.run(bounds={T: 10}, inputs={"x": arr})` -> {name: value}."""
 
-    def __init__(self, program: Any, backend: str = "reference"):
+    def __init__(self, program: Any, backend: str = "jax"):
         if backend not in BACKENDS:
             raise TidalError(f"unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
         self.program = program
@@ -169,13 +172,27 @@ class Executable:
         self.rt_module = program.module()
         self.module = lower_to_sdg(program.module())
         self.udfs = _udf_table(program)
+        self.compiled = None
+        if backend != "reference":  # schedule and generate the host program once
+            from tidal.runtime.scheduled import compile_sdg
+
+            self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=backend)
 
     def run(self, bounds: Mapping | None = None, inputs: Mapping | None = None) -> dict[str, Any]:
         b = normalize_bounds(self.program, bounds)
         values = validate_inputs(self.program, inputs, b)
+        if self.compiled is not None:
+            return self.compiled.run(b, values)
         from tidal.runtime.reference import evaluate as reference_evaluate
 
         return reference_evaluate(self.module, b, values, self.udfs)
+
+    def schedule(self) -> str:
+        """The generated loop nest, readable (scheduled backends only)."""
+        if self.compiled is None:
+            raise TidalError("the reference backend evaluates on demand and has no schedule",
+                             'compile with backend="jax" or "numpy" to see the loop nest')
+        return self.compiled.schedule()
 
     __call__ = run
 

@@ -227,8 +227,12 @@ class Program:
 
         return print_module(lower_to_sdg(self.module()), locations)
 
-    def compile(self, backend: str = "reference"):
-        """An executable: `.run(bounds={T: 10}, inputs={"x": arr})`."""
+    def compile(self, backend: str = "jax"):
+        """Compile once; `.run(bounds={T: 10}, inputs={"x": arr})` for any bounds.
+
+        backend: "jax" (default) or "numpy" run the isl-scheduled program;
+        "reference" uses the reference interpreter (slow, obviously correct).
+        """
         from .executable import Executable
 
         return Executable(self, backend)

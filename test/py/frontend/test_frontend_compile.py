@@ -64,7 +64,7 @@ def test_compile_lowers_and_run_passes_names_arrays_and_udfs(backend):
 
 def test_bounds_accept_dims_symbols_and_names(backend):
     p, (i, I), (t, T) = program()
-    exe = p.compile()
+    exe = p.compile(backend="reference")
     exe.run(bounds={td.Dim("i"): 2, T: 3}, inputs=inputs())
     assert backend["bounds"] == {"I": 2, "T": 3}
 
@@ -89,7 +89,7 @@ def test_unknown_backend():
 ])
 def test_bad_bounds(backend, bounds, message, line_of):
     p, _, _ = program()
-    exe = p.compile()
+    exe = p.compile(backend="reference")
     with pytest.raises(td.TidalError, match=message) as err:
         exe.run(bounds=bounds, inputs=inputs())  # @run-bounds
     assert err.value.lineno == line_of("run-bounds")
@@ -117,7 +117,7 @@ def _with(**changes):
 ])
 def test_bad_inputs(backend, given, message, line_of):
     p, (i, I), (t, T) = program()
-    exe = p.compile()
+    exe = p.compile(backend="reference")
     with pytest.raises(td.TidalError, match=message) as err:
         exe.run(bounds={T: 3, I: 2}, inputs=given)  # @run-inputs
     assert err.value.lineno == line_of("run-inputs")

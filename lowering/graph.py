@@ -1,0 +1,181 @@
+"""A read-only model of one `sdg.graph` for scheduling and execution.
+
+`read_graph(graph_op)` walks the graph region once and returns a `Graph`:
+its dimensions (`tidal.symbolic.Dim`, program order) and one `Node` per op,
+numbered in region order. Each node knows its domain (step names), its
+operands as `Edge`s (producer node, producer result, dependence as a parsed
+`IndexSeq`, and for `sdg.merge` the branch condition), its result types and
+its MLIR location. The MLIR op itself stays reachable as `node.op` (kernels
+need its attributes), so keep the module alive while the model is used.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+from tidal.dialects.attrs import (expr_text, index_components, is_tensor_type, tensor_element_type,
+                                  tensor_shape)
+from tidal.symbolic import TRUE, Dim, Expr, IndexSeq, parse
+
+__all__ = ["Edge", "Node", "Graph", "read_graph", "graphs_in", "format_location", "GraphError"]
+
+
+class GraphError(Exception):
+    """An `sdg.graph` this layer cannot read (e.g. a non-sdg op inside it)."""
+
+    def __init__(self, message: str, op: ir.Operation | None = None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+
+@dataclass
+class Edge:
+    """Operand `number` of a node: reads `result` of node `source` at `dep`."""
+
+    number: int
+    source: int
+    result: int
+    dep: IndexSeq
+    dep_text: str                  # as written: "[t - 1]"
+    cond: Expr = TRUE              # merge branch condition (TRUE elsewhere)
+    cond_text: str = "true"
+
+
+@dataclass
+class Node:
+    index: int
+    name: str                      # "sdg.binary"
+    domain: tuple[str, ...]        # step names, program order
+    edges: list[Edge]
+    result_shapes: list[list[str]]  # per result: shape texts at one point
+    result_dtypes: list[str]
+    location: str                  # "file:line:col" (or MLIR's text)
+    op: ir.Operation = field(repr=False, compare=False, default=None)
+    attrs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """The op's mnemonic and its kind, e.g. "binary add", "merge"."""
+        mnemonic = self.name.split(".", 1)[1]
+        kind = self.attrs.get("kind_name")
+        return f"{mnemonic} {kind}" if kind else mnemonic
+
+    @property
+    def label(self) -> str:
+        """How messages name the op: `%3 = sdg.binary add` or `sdg.output "s"`."""
+        if self.name == "sdg.output":
+            return f'sdg.output {self.attrs.get("name", "")}'.strip()
+        if self.name in ("sdg.input", "sdg.param"):
+            return f'%{self.index} = {self.name} {self.attrs.get("name", "")}'.strip()
+        return f"%{self.index} = sdg.{self.kind}"
+
+    def describe(self) -> str:
+        return f"'{self.label}' at {self.location}"
+
+
+@dataclass
+class Graph:
+    name: str
+    dims: list[Dim]
+    nodes: list[Node]
+    op: ir.Operation = field(repr=False, compare=False, default=None)
+
+    @property
+    def steps(self) -> list[str]:
+        return [d.step.name for d in self.dims]
+
+    @property
+    def bounds(self) -> list[str]:
+        return [d.bound.name for d in self.dims]
+
+    def dims_of(self, node: Node | int) -> list[Dim]:
+        node = self.nodes[node] if isinstance(node, int) else node
+        by_step = {d.step.name: d for d in self.dims}
+        return [by_step[s] for s in node.domain]
+
+    def consumers(self, index: int) -> list[tuple[Node, Edge]]:
+        return [(n, e) for n in self.nodes for e in n.edges if e.source == index]
+
+
+_LOC = re.compile(r'^loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)')
+
+
+def format_location(loc: ir.Location) -> str:
+    """`loc("f.mlir":3:8)` -> `f.mlir:3:8`; other locations as MLIR prints them."""
+    text = str(loc)
+    m = _LOC.match(text)
+    return f"{m['file']}:{m['line']}:{m['col']}" if m else text
+
+
+def _strings(attr: ir.Attribute) -> list[str]:
+    return [ir.StringAttr(a).value for a in ir.ArrayAttr(attr)]
+
+
+def _kind_name(op: ir.Operation) -> str | None:
+    from tidal.dialects import enums
+    if "kind" not in op.attributes:
+        return None
+    value = ir.IntegerAttr(op.attributes["kind"]).value
+    table = {"sdg.unary": enums.UnaryKind, "sdg.binary": enums.BinaryKind,
+             "sdg.reduce": enums.ReduceKind, "sdg.scan": enums.ScanKind}.get(op.name)
+    return str(table(value)) if table else str(value)
+
+
+def graphs_in(module) -> list[ir.Operation]:
+    """The `sdg.graph` ops at the top level of a module (or under an op)."""
+    root = module.operation if hasattr(module, "operation") else module
+    body = root.regions[0].blocks[0]
+    return [op.operation for op in body.operations if op.operation.name == "sdg.graph"]
+
+
+def read_graph(graph_op) -> Graph:
+    """The model of one `sdg.graph` op."""
+    graph_op = graph_op.operation if hasattr(graph_op, "operation") else graph_op
+    steps, bounds = _strings(graph_op.attributes["steps"]), _strings(graph_op.attributes["bounds"])
+    dims = [Dim(s, bound=b) for s, b in zip(steps, bounds)]
+    name = ir.StringAttr(graph_op.attributes["sym_name"]).value
+    ops = [o.operation for o in graph_op.regions[0].blocks[0].operations]
+    producer: dict = {}
+    for k, op in enumerate(ops):
+        for r, value in enumerate(op.results):
+            producer[value] = (k, r)
+    nodes = []
+    for k, op in enumerate(ops):
+        if not op.name.startswith("sdg.") or "domain" not in op.attributes:
+            raise GraphError(f"'{op.name}' inside sdg.graph @{name} is not an sdg operator", op)
+        domain = tuple(index_components(op.attributes["domain"]))
+        if "deps" in op.attributes:
+            deps = [index_components(a) for a in ir.ArrayAttr(op.attributes["deps"])]
+        elif "dep" in op.attributes:
+            deps = [index_components(op.attributes["dep"])]
+        else:
+            deps = []
+        conds = ([expr_text(a) for a in ir.ArrayAttr(op.attributes["conds"])]
+                 if "conds" in op.attributes else ["true"] * len(deps))
+        edges = []
+        for number, (value, comps, cond) in enumerate(zip(op.operands, deps, conds)):
+            source, result = producer[value]
+            text = "[" + ", ".join(comps) + "]"
+            edges.append(Edge(number, source, result, parse(text, dims=dims, validate=False), text,
+                              parse(cond, dims=dims), cond))
+        shapes, dtypes = [], []
+        for value in op.results:
+            if is_tensor_type(value.type):
+                shapes.append(tensor_shape(value.type))
+                dtypes.append(tensor_element_type(value.type))
+        attrs = {}
+        if "cond" in op.attributes:  # a conditional output: only where it holds
+            attrs["cond"] = expr_text(op.attributes["cond"])
+        if "name" in op.attributes:
+            attrs["name"] = str(op.attributes["name"])
+        kind = _kind_name(op)
+        if kind is not None:
+            attrs["kind_name"] = kind
+        if "callee" in op.attributes:
+            attrs["kind_name"] = str(op.attributes["callee"])
+        nodes.append(Node(k, op.name, domain, edges, shapes, dtypes, format_location(op.location),
+                          op, attrs))
+    return Graph(name, dims, nodes, graph_op)

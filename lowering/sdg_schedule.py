@@ -1,0 +1,71 @@
+"""`sdg-schedule`: compute an isl schedule for every `sdg.graph`.
+
+Attaches the schedule tree (isl's text form) to the graph as the string
+attribute `tidal.schedule`; `sdg-lower-to-scf` turns it into loops. See
+`schedule.py` for how the constraints are built.
+
+Before:
+
+    sdg.graph @g dims [t < T] {
+      %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+      %r = sdg.unary tanh %x[t] domain [t] : ...
+      %g = sdg.reduce sum [0] %r[t:min(t + 3, T)] domain [t] : ...
+      sdg.output "g" %g[t] domain [t] : !tidal.tensor<[4], f32>
+    }
+
+After (`%g` runs two steps behind `%r`, in the same loop):
+
+    sdg.graph @g dims [t < T] attributes {tidal.schedule = "{ domain: \\"[T] -> { S2[t] ... }\\", child: { schedule: \\"[T] -> [{ S2[t] -> [(2 + t)]; S1[t] -> [(t)]; ... }]\\", ... } }"} {
+      ...
+    }
+
+An unschedulable graph fails the pass with an error that names the
+operators, their dependence expressions and their locations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mlir import ir
+
+from tidal.passes.base import ModulePass, PassFailure, option
+
+from .graph import GraphError, graphs_in, read_graph
+from .schedule import ScheduleError, ScheduleOptions, schedule_graph
+from .to_scf import SCHEDULE_ATTR
+
+__all__ = ["SdgSchedule"]
+
+
+def culprit(graph, error: ScheduleError):
+    """The op an error is best reported at: the last operator named."""
+    for index, _ in reversed(error.diagnostics):
+        if index is not None:
+            return graph.nodes[index].op
+    return graph.op
+
+
+@dataclass
+class SdgSchedule(ModulePass):
+    """Schedules every `sdg.graph` with isl; see the module docstring."""
+
+    name: ClassVar[str] = "sdg-schedule"
+    summary: ClassVar[str] = "Compute a polyhedral (isl) schedule for each sdg.graph (attribute tidal.schedule)"
+
+    whole_component: bool = option(True, "isl whole-component scheduling (fuses at any constant distance)")
+    proximity: bool = option(True, "add proximity constraints for bounded dependences (needed for fusion)")
+    separate: bool = option(True, "split prologue/epilogue iterations out of steady-state loops")
+
+    def run(self, op: ir.Operation) -> None:
+        options = ScheduleOptions(self.whole_component, self.proximity, self.separate)
+        for graph_op in graphs_in(op):
+            try:
+                graph = read_graph(graph_op)
+            except GraphError as e:
+                raise PassFailure(e.message, e.op or graph_op) from None
+            try:
+                sched = schedule_graph(graph, options)
+            except ScheduleError as e:
+                raise PassFailure(str(e), culprit(graph, e)) from None
+            graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text())

@@ -1,0 +1,300 @@
+"""`compile_sdg`: schedule, lower and generate the host program of an SDG, once.
+
+    exe = compile_sdg(module_or_text, udfs={"env.step": step})
+    out = exe.run({"T": 10}, {"x": x})      # same conventions as reference.evaluate
+    print(exe.schedule())                    # the loop nest, readable
+
+Compilation: `schedule_graph` (isl) -> `sdg-lower-to-scf` (a func.func over the
+bounds) -> store plans verified against the schedule (`plan_storage`) ->
+launchers and host program as Python source, compiled once. The bounds are
+arguments of the program, so one executable runs with any bounds; a run
+allocates the stores for its bounds, loads the inputs and calls the program.
+"""
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from tidal.lowering.graph import read_graph
+from tidal.lowering.loop_ast import format_loop_nest, from_isl
+from tidal.lowering.schedule import ScheduleOptions, schedule_graph
+from tidal.lowering.sdg_lower_to_scf import lower_graph_op
+from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
+from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
+from tidal.symbolic import compile_expr, evaluate, parse, slice_size
+
+from ..reference import load_graph
+from ..reference_graph import EvaluationError
+from .hostgen import HELPERS, host_source
+from .launchers import LauncherGen, store_name
+from .opdecode import DTYPES, decode
+from .stores import ArrayStore, PointStore, bucket, make_store
+
+__all__ = ["compile_sdg", "Executable"]
+
+
+def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = None,
+                options: ScheduleOptions | None = None) -> "Executable":
+    """Compiles the `sdg.graph` (or `rt.program`) of `module` (an ir.Module or
+    text; the caller's module is not modified). Raises `ScheduleError` for an
+    unschedulable program."""
+    if backend not in ("jax", "numpy"):
+        raise ValueError(f"unknown backend {backend!r} (jax or numpy)")
+    if not isinstance(module, str):
+        root = module.operation if hasattr(module, "operation") else module
+        module = root.clone()
+    root, graph_op = load_graph(module, graph)
+    return Executable(root, graph_op, dict(udfs or {}), backend, options or ScheduleOptions())
+
+
+class Executable:
+    def __init__(self, root, graph_op, udfs, backend, options):
+        self.root, self.udfs, self.backend = root, udfs, backend
+        with root.context:
+            self.graph = graph = read_graph(graph_op)
+            _check_names(graph)
+            self.sched = schedule_graph(graph, options)
+            graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(self.sched.text())
+            lower_graph_op(graph_op)
+            self.lowered = str(root)
+            self.plans = plan_storage(self.sched)
+            self.statements = self.sched.statements()
+            self.opdefs = {k: decode(graph.nodes[k], graph) for k in self.statements}
+            for kind in ("sdg.input", "sdg.output"):
+                for k in self.statements:
+                    if graph.nodes[k].name == kind:
+                        self.plans[(k, 0)] = self._whole_plan(graph.nodes[k])
+            self.host_values = self._host_values()
+            gen = LauncherGen(graph, self.plans, self.opdefs, backend, self.host_values)
+            inputs = {k for k in self.statements if graph.nodes[k].name == "sdg.input"}
+            launchers = [gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
+                         if k not in inputs]
+            program, self.bound_names = host_source(root, run_function_name(graph), inputs)
+        self.host_nodes = sorted(gen.host_nodes)
+        self.source = "\n".join(launchers) + "\n" + program
+        self.ns = self._namespace(gen)
+        exec(compile(self.source, f"<tidal program @{graph.name}>", "exec"), self.ns)  # noqa: S102
+        self._program = self.ns["_program"]
+
+    # -- compilation helpers ------------------------------------------------------------
+    def _whole_plan(self, node) -> StorePlan:
+        """Inputs and outputs keep every point: one block per domain axis."""
+        if node.name == "sdg.input":
+            shape, static = node.result_shapes[0], True
+        else:
+            edge = node.edges[0]
+            shape = list(self.graph.nodes[edge.source].result_shapes[edge.result])
+            static = all(c.kind != "slice" or not any(s.role == "step" for s in slice_size(c).free_symbols)
+                         for c in edge.dep)
+        static = static and all(not any(s.role == "step" for s in parse(t).free_symbols) for t in shape)
+        static = static and "cond" not in node.attrs
+        axes = [AxisPlan(s, "block") for s in node.domain]
+        kind = "block" if static else "point"
+        if static and self.backend == "jax" and node.name == "sdg.output":
+            # A point-stored value is kept by reference and stacked once at the
+            # end (about 1.5 us a point) instead of a jitted in-place write per point.
+            edge = node.edges[0]
+            source = self.plans.get((edge.source, edge.result))
+            if source is not None and source.kind == "point" and all(c.kind != "slice" for c in edge.dep):
+                kind = "point"
+        return StorePlan(node.index, 0, kind, axes, static)
+
+    def _host_values(self) -> set:
+        """Values JAX cannot hold exactly (64-bit types without jax_enable_x64):
+        kept in NumPy stores, and the ops touching them run on the host."""
+        if self.backend != "jax":
+            return set()
+        import jax
+        if jax.config.jax_enable_x64:
+            return set()
+        out = set()
+        for (k, r) in self.plans:
+            node = self.graph.nodes[k]
+            if node.name == "sdg.output":
+                edge = node.edges[0]
+                dtype = self.graph.nodes[edge.source].result_dtypes[edge.result]
+            else:
+                dtype = node.result_dtypes[r]
+            if dtype in ("i64", "f64"):
+                out.add((k, r))
+        return out
+
+    def _namespace(self, gen: LauncherGen) -> dict:
+        ns = dict(HELPERS)
+        ns.update(_np=np, _slice=slice, _bucket=bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
+                  _udf=self._call_udf, _own=_own)
+        for k, d in self.opdefs.items():
+            ns[f"_F{k}"] = d.fn
+            if d.value is not None:
+                ns[f"_V{k}"] = d.value
+        if self.backend == "jax":
+            import jax
+            from .jax_backend import jit_kernel
+            for k, d in self.opdefs.items():
+                if d.value is not None and (k, 0) not in self.host_values:
+                    ns[f"_V{k}"] = jax.device_put(d.value)
+            for name, (opdef, specs, out) in gen.kernels.items():
+                ns[name] = jit_kernel(f"{self.graph.name}{name}", opdef, specs, out)
+        self.kernel_names = sorted(gen.kernels)
+        return ns
+
+    def _call_udf(self, k: int, args: list) -> tuple:
+        d = self.opdefs[k]
+        callee = d.attrs["callee"]
+        fn = self.udfs.get(callee)
+        node = self.graph.nodes[k]
+        if fn is None:
+            raise EvaluationError(f"{node.location}: no UDF registered under '{callee}'")
+        out = fn(*args)
+        if len(d.dtypes) == 1:
+            out = (out,)
+        return tuple(np.asarray(v, dtype=t) for v, t in zip(out, d.dtypes))
+
+    # -- running -------------------------------------------------------------------------
+    def _check_bounds(self, bounds: dict) -> dict:
+        unknown = sorted(set(bounds) - set(self.bound_names))
+        if unknown:
+            raise EvaluationError(f"unknown bound '{unknown[0]}' (the graph's bounds: "
+                                  f"{', '.join(self.bound_names)})")
+        out = {}
+        for name in self.bound_names:
+            value = bounds.get(name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise EvaluationError(f"bound '{name}' must be an int >= 1, got {value!r}")
+            out[name] = int(value)
+        return out
+
+    def _shape(self, texts, bounds):
+        exprs = [parse(t) for t in texts]
+        if any(any(s.role == "step" for s in e.free_symbols) for e in exprs):
+            return None
+        return tuple(int(evaluate(e, bounds)) for e in exprs)
+
+    def _load_input(self, node, store, extents, shape, inputs):
+        name = ir.StringAttr(node.op.attributes["name"]).value
+        if name not in inputs:
+            raise EvaluationError(f"{node.location}: no value for input '{name}'")
+        dtype = np.dtype(DTYPES[node.result_dtypes[0]])
+        if isinstance(store, PointStore):
+            for p in np.ndindex(*extents):
+                value = inputs[name]
+                for c in p:
+                    value = value[c]
+                store.data[tuple(p)] = np.asarray(value, dtype=dtype)
+            return
+        given = np.asarray(inputs[name]).astype(dtype, copy=False)
+        expected = tuple(extents) + tuple(shape)
+        if given.shape != expected:
+            raise EvaluationError(f"{node.location}: input '{name}' has shape {given.shape}, "
+                                  f"expected {expected}")
+        if store.xp is np:
+            store.buf = given
+        else:
+            import jax
+            buf = np.zeros(tuple(store.caps) + tuple(shape), dtype=dtype)
+            buf[tuple(slice(0, e) for e in extents)] = given
+            store.buf = jax.device_put(buf)
+
+    def allocate(self, bounds: dict, inputs: dict) -> dict:
+        """The stores of one run, inputs loaded (by generated name)."""
+        stores = {}
+        default_xp = np
+        if self.backend == "jax":
+            import jax.numpy as default_xp
+        for (k, r), plan in self.plans.items():
+            node = self.graph.nodes[k]
+            xp = np if (k, r) in self.host_values else default_xp
+            extents = [bounds[d.bound.name] for d in self.graph.dims_of(node)]
+            if node.name == "sdg.output":
+                edge = node.edges[0]
+                shape, dtype = None, None
+                if plan.kind != "point":
+                    src = self.graph.nodes[edge.source]
+                    sizes = [evaluate(slice_size(c), bounds) for c in edge.dep if c.kind == "slice"]
+                    shape = tuple(sizes) + self._shape(src.result_shapes[edge.result], bounds)
+                    dtype = DTYPES[src.result_dtypes[edge.result]]
+                store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
+            else:
+                shape = self._shape(node.result_shapes[r], bounds)
+                store = make_store(plan, extents, shape, DTYPES[node.result_dtypes[r]], xp,
+                                   pow2=xp is not np)
+            if node.name == "sdg.input":
+                self._load_input(node, store, extents, shape, inputs)
+            stores[store_name(k, r)] = store
+            if node.name != "sdg.output":
+                self.ns[f"_shape{k}_{r}"] = shape
+        return stores
+
+    def run(self, bounds: dict, inputs: dict | None = None) -> dict:
+        """Runs the program for `bounds`; returns {output name: value} like
+        `tidal.runtime.reference.evaluate`."""
+        bounds = self._check_bounds(bounds)
+        stores = self.allocate(bounds, inputs or {})
+        self.ns.update(stores)
+        self.ns.update(bounds)
+        self._program(*(bounds[b] for b in self.bound_names))
+        self.last_stores = stores
+        return self._results(bounds, stores)
+
+    def _results(self, bounds, stores) -> dict:
+        out = {}
+        for k in self.statements:
+            node = self.graph.nodes[k]
+            if node.name != "sdg.output":
+                continue
+            name = ir.StringAttr(node.op.attributes["name"]).value
+            store = stores[store_name(k)]
+            extents = [bounds[d.bound.name] for d in self.graph.dims_of(node)]
+            if isinstance(store, ArrayStore):
+                out[name] = np.array(store.result(extents))
+            elif "cond" in node.attrs:
+                out[name] = {p: np.asarray(v) for p, v in sorted(store.data.items())}
+            elif store.plan.static_shape:
+                values = [np.asarray(store.data[p]) for p in np.ndindex(*extents)]
+                out[name] = np.stack(values).reshape(tuple(extents) + values[0].shape)
+            else:
+                out[name] = _nest({p: np.asarray(v) for p, v in store.data.items()}, extents)
+        return out
+
+    # -- introspection -------------------------------------------------------------------
+    def schedule(self) -> str:
+        """The loop nest of the schedule, readable (one line per execution)."""
+        tree = from_isl(self.sched.ast())
+        head = f"@{self.graph.name}({', '.join(self.graph.bounds)}):\n"
+        return head + format_loop_nest(tree, self.graph, "  ")
+
+    def store_kinds(self) -> dict[str, str]:
+        """{"%3": "window [t:window(3)]", ...} for every computed value."""
+        return {f"%{k}" + (f"#{r}" if r else ""): f"{p.kind} [{', '.join(map(str, p.axes))}]"
+                for (k, r), p in sorted(self.plans.items())}
+
+    def compiles(self) -> int:
+        """Number of jit compilations (traces) of this executable's kernels so far."""
+        from .jax_backend import COMPILES
+        prefix = self.graph.name
+        return sum(v for name, v in COMPILES.items()
+                   if name.startswith(prefix) and name[len(prefix):] in self.kernel_names)
+
+
+_RESERVED = {"range", "min", "max", "slice", "True", "False", "None"}
+
+
+def _check_names(graph) -> None:
+    """Steps and bounds become Python names in the generated program."""
+    for name in graph.steps + graph.bounds:
+        if not name.isidentifier() or name.startswith("_") or name in _RESERVED:
+            raise NotImplementedError(f"@{graph.name}: the dimension name '{name}' cannot be used by the "
+                                      f"scheduled runtime (rename it)")
+
+
+def _own(value):
+    """`value`, copied if it is a NumPy view (of a store buffer that may be overwritten)."""
+    return value.copy() if isinstance(value, np.ndarray) and value.base is not None else value
+
+
+def _nest(values: dict, extents):
+    def build(prefix, depth):
+        if depth == len(extents):
+            return values[prefix]
+        return [build(prefix + (i,), depth + 1) for i in range(extents[depth])]
+    return build((), 0)

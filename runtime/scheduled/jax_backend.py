@@ -1,0 +1,205 @@
+"""JAX kernels for the scheduled runtime: one jitted function per operator.
+
+`jit_kernel(opdef, operands, out, counter)` wraps an operator's computation
+(`OpDef.fn` with `xp = jax.numpy`) with the paper's kernel wrappers (§6):
+
+* *lazy reads*: an operand held in an `ArrayStore` is passed as the whole
+  buffer plus start indices and sliced inside the kernel
+  (`lax.dynamic_slice`), so reading costs no extra dispatch;
+* *in-place writes*: when the result goes to an `ArrayStore`, the kernel
+  receives that buffer (donated) and the slot indices and returns the
+  updated buffer (`lax.dynamic_update_slice`, twice for a window store's
+  mirrored slot); JAX reuses the donated memory, so a write is O(point).
+
+Shapes that vary with the point (a window `max(0, t - 3):t + 1` at the
+start, a prefix `0:t + 1`) are padded to a power of two (`stores.bucket`):
+the kernel reads `bucket(n)` elements and masks those outside `[lo, lo + n)`
+with the identity of the reduction that consumes them (0 for `sum` and for a
+matmul contraction, -inf for `max`, ...), so each op compiles once per
+bucket, never once per point. The bucket sizes and the scalars that depend on
+the bounds only are the jit's static argument; slot indices and point-varying
+scalars are traced. Every trace increments `counter[name]` (the number of
+compilations, for tests and benchmarks).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .opdecode import REDUCE_IDENTITY, OpDef
+from .stores import ArrayStore, bucket
+
+__all__ = ["LazyOperand", "OutSpec", "jit_kernel", "store_writer", "host_read", "COMPILES"]
+
+# name -> number of traces, over the whole process (tests diff it)
+COMPILES: dict[str, int] = {}
+
+
+@dataclass
+class LazyOperand:
+    """How a jitted kernel reads one operand. `kind` is "value" (an array
+    argument) or "lazy" (buffer + starts). For "lazy", `axes` has one entry
+    per producer axis: "point", "fixed" (a slice whose size depends on the
+    bounds only) or "varying" (padded to a bucket and masked)."""
+
+    kind: str
+    axes: list[str] = field(default_factory=list)
+    shape: tuple = ()
+    self_read: bool = False        # the operand's buffer is the output buffer
+    identity: object = None        # padding value for "varying" axes
+
+
+@dataclass
+class OutSpec:
+    inplace: bool                  # write into a donated ArrayStore buffer
+    ndim: int = 0                  # domain axes of the output store
+    window_axis: int | None = None
+    window: int = 0
+
+
+def _count(name: str) -> None:
+    COMPILES[name] = COMPILES.get(name, 0) + 1
+
+
+def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpec,
+               fn=None):
+    """The jitted kernel. Call as `k(static, *leaves)` with `static` =
+    (read sizes of fixed/varying axes in operand order..., static scalars...)
+    and leaves = [out buffer, out slot per axis] (in place) + per operand
+    (array | buffer, start per axis, then (lo, n) per varying axis) + the
+    point-varying scalars in `opdef.dynamic_scalars` order."""
+    fn = fn or (lambda args, sv: opdef.fn(jnp, args, sv)[0])
+    dyn_names, static_names = opdef.dynamic_scalars, opdef.static_scalars
+
+    def impl(static, *leaves):
+        _count(name)
+        pos, spos = 0, 0
+        out_buf = out_idx = None
+        if out.inplace:
+            out_buf, out_idx = leaves[0], leaves[1:1 + out.ndim]
+            pos = 1 + out.ndim
+        args = []
+        for spec in operands:
+            if spec.kind == "value":
+                args.append(jnp.asarray(leaves[pos]))
+                pos += 1
+                continue
+            if spec.self_read:
+                buf = out_buf
+            else:
+                buf, pos = leaves[pos], pos + 1
+            starts = list(leaves[pos:pos + len(spec.axes)])
+            pos += len(spec.axes)
+            sizes = []
+            for ax in spec.axes:
+                if ax == "point":
+                    sizes.append(1)
+                else:
+                    sizes.append(static[spos])
+                    spos += 1
+            x = lax.dynamic_slice(buf, starts + [0] * len(spec.shape), sizes + list(spec.shape))
+            kept = [s for ax, s in zip(spec.axes, sizes) if ax != "point"]
+            x = x.reshape(tuple(kept) + tuple(spec.shape))
+            j = 0
+            for ax in spec.axes:
+                if ax == "point":
+                    continue
+                if ax == "varying":
+                    lo, n = leaves[pos], leaves[pos + 1]
+                    pos += 2
+                    iota = lax.broadcasted_iota(jnp.int32, x.shape, j)
+                    x = jnp.where((iota >= lo) & (iota < lo + n), x,
+                                  jnp.asarray(spec.identity, dtype=x.dtype))
+                j += 1
+            args.append(x)
+        sv = {}
+        for n_ in dyn_names:
+            sv[n_], pos = leaves[pos], pos + 1
+        for n_ in static_names:
+            sv[n_], spos = static[spos], spos + 1
+        value = fn(args, sv)
+        if not out.inplace:
+            return value
+        update = value.reshape((1,) * out.ndim + value.shape).astype(out_buf.dtype)
+        zeros = [0] * value.ndim
+        out_buf = lax.dynamic_update_slice(out_buf, update, list(out_idx) + zeros)
+        if out.window_axis is not None:
+            mirror = list(out_idx)
+            mirror[out.window_axis] = mirror[out.window_axis] + out.window
+            out_buf = lax.dynamic_update_slice(out_buf, update, mirror + zeros)
+        return out_buf
+
+    return jax.jit(impl, static_argnums=0, donate_argnums=(1,) if out.inplace else ())
+
+
+def mask_identity(opdef: OpDef) -> object | None:
+    """Padding for varying axes, or None when the op cannot mask them."""
+    if opdef.kind == "reduce":
+        return REDUCE_IDENTITY(opdef.attrs["reduce_kind"], opdef.dtypes[0])
+    if opdef.kind == "matmul":
+        return 0
+    return None
+
+
+# -- generic host-side access to a jax ArrayStore -----------------------------------------------
+_WRITERS: dict = {}
+_READERS: dict = {}
+
+
+def store_writer(store: ArrayStore):
+    """A jitted, donating `write(buf, *slots, value)` for stores of this layout."""
+    key = (store.buf.shape, str(store.buf.dtype), store.window_axis,
+           store.sizes[store.window_axis] if store.window_axis is not None else 0)
+    if key not in _WRITERS:
+        nd = len(store.modes)
+        spec = OutSpec(True, nd, store.window_axis,
+                       store.sizes[store.window_axis] if store.window_axis is not None else 0)
+
+        def impl(buf, *rest):
+            _count("store_write")
+            idx, value = rest[:nd], jnp.asarray(rest[nd])
+            update = value.reshape((1,) * nd + value.shape).astype(buf.dtype)
+            zeros = [0] * value.ndim
+            buf = lax.dynamic_update_slice(buf, update, list(idx) + zeros)
+            if spec.window_axis is not None:
+                mirror = list(idx)
+                mirror[spec.window_axis] = mirror[spec.window_axis] + spec.window
+                buf = lax.dynamic_update_slice(buf, update, mirror + zeros)
+            return buf
+
+        _WRITERS[key] = jax.jit(impl, donate_argnums=0)
+    return _WRITERS[key]
+
+
+@partial(jax.jit, static_argnums=0)
+def _read(sizes, buf, *starts):
+    _count("store_read")
+    return lax.dynamic_slice(buf, list(starts) + [0] * (buf.ndim - len(starts)),
+                             list(sizes) + list(buf.shape[len(starts):]))
+
+
+def host_read(store: ArrayStore, idx: tuple) -> np.ndarray:
+    """NumPy value of `store.buf[idx]` (ints and slices), read through a
+    jitted bucketed slice so no size compiles more than once per bucket."""
+    starts, sizes, crops = [], [], []
+    for axis, c in enumerate(idx):
+        cap = store.caps[axis]
+        if isinstance(c, slice):
+            n = len(range(c.start, c.stop, c.step or 1))
+            span = (c.stop - c.start) if (c.step or 1) == 1 else max(0, (n - 1) * c.step + 1)
+            b = min(bucket(span), cap)
+            s = min(c.start, cap - b)
+            starts.append(s)
+            sizes.append(b)
+            crops.append(slice(c.start - s, c.start - s + span, c.step))
+        else:
+            starts.append(c)
+            sizes.append(1)
+            crops.append(0)
+    padded = np.asarray(_read(tuple(sizes), store.buf, *starts))
+    return padded[tuple(crops)]

@@ -1,0 +1,285 @@
+"""Kernel launchers (paper §6), generated once per executable as Python source.
+
+For every scheduled node `k` the generator writes `def _L<k>(<steps>):`, which
+evaluates the node's dependence expressions at the point (inlined from
+`tidal.symbolic.compile_source`), reads its operands from their stores,
+runs the kernel and writes the results into the node's store. The code is
+specialised to each store's layout (a dict lookup for a point store, a view
+for a NumPy block store, `start mod W` for a window store) so a launch does no
+interpretation. With JAX, a node whose shapes are static runs as one jitted
+kernel (jax_backend.jit_kernel) that reads array stores lazily and writes its
+array store in place; anything else (UDFs, random draws, point-varying
+shapes, strided slices) runs on the host with NumPy.
+
+Names in the generated module: `_S<k>` / `_S<k>_<r>` stores, `_K<k>` jitted
+kernels, `_F<k>` op functions, `_V<k>` constants, bounds by their own names.
+"""
+from __future__ import annotations
+
+from tidal.lowering.graph import Graph, Node
+from tidal.lowering.storage import StorePlan
+from tidal.symbolic import compile_source, simplify, slice_size
+
+from .opdecode import OpDef
+
+__all__ = ["LauncherGen", "store_name"]
+
+
+def store_name(node: int, result: int = 0) -> str:
+    return f"_S{node}" if result == 0 else f"_S{node}_{result}"
+
+
+def _index(parts: list[str]) -> str:
+    return "()" if not parts else ", ".join(parts) + ","
+
+
+def _has_steps(e) -> bool:
+    return any(s.role == "step" for s in e.free_symbols)
+
+
+class LauncherGen:
+    def __init__(self, graph: Graph, plans: dict[tuple[int, int], StorePlan], opdefs: dict[int, OpDef],
+                 backend: str, host_values: set | None = None):
+        self.graph, self.plans, self.opdefs, self.backend = graph, plans, opdefs, backend
+        self.host_values = host_values or set()   # (node, result) kept in NumPy (64-bit without x64)
+        self.kernels: dict[str, tuple] = {}      # name -> (opdef, operand specs, out spec, fn)
+        self.host_nodes: set[int] = set()         # nodes launched on the host
+        self._tmp = 0
+
+    # -- expressions ---------------------------------------------------------------------
+    def code(self, e, node: Node) -> str:
+        params = list(node.domain) + self.graph.bounds
+        src = compile_source(simplify(e), params)
+        return "(" + src.split(":", 1)[1].strip() + ")"
+
+    def tmp(self, hint: str) -> str:
+        self._tmp += 1
+        return f"_{hint}{self._tmp}"
+
+    def plan(self, node: int, result: int = 0) -> StorePlan:
+        return self.plans[(node, result)]
+
+    def slot(self, plan: StorePlan, axis: int, c: str) -> str:
+        a = plan.axes[axis]
+        if a.mode == "block":
+            return c
+        return "0" if a.size == 1 else f"{c} % {a.size}"
+
+    def point_slot(self, plan: StorePlan, coords: list[str]) -> str:
+        return "(" + "".join(f"{self.slot(plan, i, c)}, " for i, c in enumerate(coords)) + ")"
+
+    # -- reads ---------------------------------------------------------------------------
+    def host_read(self, node: Node, edge, lines: list[str]) -> str:
+        """A host expression for the operand's value (NumPy, or jax for point stores)."""
+        plan = self.plan(edge.source, edge.result)
+        name = store_name(edge.source, edge.result)
+        comps = list(edge.dep)
+        points = all(c.kind != "slice" for c in comps)
+        if plan.kind == "point" and points:
+            return f"{name}.data[{self.point_slot(plan, [self.code(c, node) for c in comps])}]"
+        if plan.kind != "point" and self.backend == "numpy" and all(
+                c.kind != "slice" or c.step == 1 for c in comps):
+            idx = []
+            for axis, c in enumerate(comps):
+                if c.kind != "slice":
+                    idx.append(self.slot(plan, axis, self.code(c, node)))
+                elif plan.axes[axis].mode == "block":
+                    idx.append(f"{self.code(c.start, node)}:{self.code(c.stop, node)}")
+                else:
+                    a, w = self.tmp("a"), self.tmp("w")
+                    lines.append(f"{a} = {self.code(c.start, node)}; {w} = {a} % {plan.axes[axis].size}")
+                    idx.append(f"{w}:{w} + _max(0, {self.code(c.stop, node)} - {a})")
+            return f"{name}.buf[{_index(idx)}]"
+        parts = []
+        for c in comps:
+            if c.kind == "slice":
+                step = f", {c.step}" if c.step != 1 else ""
+                parts.append(f"_slice({self.code(c.start, node)}, {self.code(c.stop, node)}{step})")
+            else:
+                parts.append(self.code(c, node))
+        src = self.graph.nodes[edge.source]
+        dtype = f"_DT[{src.result_dtypes[edge.result]!r}]"
+        return f"{name}.read(({''.join(p + ', ' for p in parts)}), _shape{edge.source}_{edge.result}, {dtype})"
+
+    def lazy_operand(self, node: Node, edge, opdef: OpDef, out_store: str | None, identity,
+                     leaves: list, statics: list, lines: list):
+        """Appends the leaves/static sizes of a jitted read; returns its spec
+        or None when the read cannot be jitted."""
+        from .jax_backend import LazyOperand
+        plan = self.plan(edge.source, edge.result)
+        name = store_name(edge.source, edge.result)
+        comps = list(edge.dep)
+        src = self.graph.nodes[edge.source]
+        if plan.kind == "point":
+            if any(c.kind == "slice" for c in comps):
+                return None
+            leaves.append(self.host_read(node, edge, lines))
+            return LazyOperand("value")
+        if not plan.static_shape or any(c.kind == "slice" and c.step != 1 for c in comps):
+            return None
+        shape = tuple(int(s) for s in src.result_shapes[edge.result])
+        spec = LazyOperand("lazy", [], shape, self_read=(name == out_store), identity=identity)
+        if not spec.self_read:
+            leaves.append(f"{name}.buf")
+        masks = []
+        for axis, c in enumerate(comps):
+            mode = plan.axes[axis].mode
+            if c.kind != "slice":
+                spec.axes.append("point")
+                leaves.append(self.slot(plan, axis, self.code(c, node)))
+                continue
+            size = slice_size(c)
+            a = self.tmp("a")
+            lines.append(f"{a} = {self.code(c.start, node)}")
+            start = a if mode == "block" else f"{a} % {plan.axes[axis].size}"
+            if not _has_steps(size):
+                spec.axes.append("fixed")
+                leaves.append(start)
+                statics.append(self.code(size, node))
+                continue
+            if identity is None:
+                return None
+            n, s, b, st = self.tmp("n"), self.tmp("s"), self.tmp("b"), self.tmp("st")
+            lines.append(f"{n} = _max(0, {self.code(c.stop, node)} - {a}); {s} = {start}; "
+                         f"{b} = _bucket({n}); {st} = _min({s}, {name}.caps[{axis}] - {b})")
+            spec.axes.append("varying")
+            leaves.append(st)
+            masks += [f"{s} - {st}", n]
+            statics.append(b)
+        leaves += masks
+        if not self.maskable(opdef, node, edge, spec):
+            return None
+        return spec
+
+    def maskable(self, opdef: OpDef, node: Node, edge, spec) -> bool:
+        """Whether padding the varying axes cannot change the result."""
+        kept = [ax for ax in spec.axes if ax != "point"]
+        varying = [j for j, ax in enumerate(kept) if ax == "varying"]
+        if not varying:
+            return True
+        ndim = len(kept) + len(spec.shape)
+        if opdef.kind == "reduce":
+            dims = [d % ndim for d in opdef.attrs["dims"]]
+            return all(j in dims for j in varying)
+        if opdef.kind == "matmul":
+            contracted = ndim - 1 if edge.number == 0 else (0 if ndim == 1 else ndim - 2)
+            return varying == [contracted]
+        return False
+
+    # -- writes --------------------------------------------------------------------------
+    def host_write(self, node: Node, result: int, value: str, lines: list[str], pad: str) -> None:
+        plan = self.plan(node.index, result)
+        name = store_name(node.index, result)
+        steps = list(node.domain)
+        if plan.kind == "point":
+            if self.backend == "numpy":  # never keep a view of a buffer that is written again
+                value = f"_own({value})"
+            lines.append(f"{pad}{name}.data[{self.point_slot(plan, steps)}] = {value}")
+        elif self.backend == "numpy":
+            idx = [self.slot(plan, i, s) for i, s in enumerate(steps)]
+            lines.append(f"{pad}{name}.buf[{_index(idx)}] = _v = {value}")
+            for i, a in enumerate(plan.axes):
+                if a.mode == "window":
+                    mirror = list(idx)
+                    mirror[i] = f"{idx[i]} + {a.size}"
+                    lines.append(f"{pad}{name}.buf[{_index(mirror)}] = _v")
+        else:
+            lines.append(f"{pad}{name}.write(({''.join(s + ', ' for s in steps)}), {value})")
+
+    # -- one node ------------------------------------------------------------------------
+    def scalars(self, opdef: OpDef, node: Node) -> str:
+        items = [f"{n!r}: {self.code(e, node)}" for n, e in opdef.scalars]
+        if opdef.kind == "random":
+            items.append(f"'point': ({''.join(s + ', ' for s in node.domain)})")
+        return "{" + ", ".join(items) + "}"
+
+    def jit_call(self, node: Node, opdef: OpDef, edges: list, kname: str, pad: str, lines: list) -> bool:
+        """Emits a jitted launch of `edges` through kernel `kname`; False if impossible."""
+        from .jax_backend import OutSpec, mask_identity
+        if self.backend != "jax" or not opdef.jit_ok or len(node.result_shapes or [[]]) != 1:
+            return False
+        if (node.index, 0) in self.host_values or any((e.source, e.result) in self.host_values
+                                                       for e in edges):
+            return False
+        plan = self.plan(node.index, 0)
+        if not plan.static_shape:
+            return False
+        out_name = store_name(node.index)
+        inplace = plan.kind != "point"
+        identity = mask_identity(opdef)
+        leaves, statics, pre = [], [], []
+        specs = []
+        for edge in edges:
+            spec = self.lazy_operand(node, edge, opdef, out_name if inplace else None, identity,
+                                     leaves, statics, pre)
+            if spec is None:
+                return False
+            specs.append(spec)
+        leaves += [self.code(e, node) for n, e in opdef.scalars if n in opdef.dynamic_scalars]
+        statics += [self.code(e, node) for n, e in opdef.scalars if n in opdef.static_scalars]
+        window = next(((i, a.size) for i, a in enumerate(plan.axes) if a.mode == "window"), (None, 0))
+        out = OutSpec(inplace, len(plan.axes), window[0], window[1])
+        self.kernels[kname] = (opdef, specs, out)
+        static = "(" + "".join(s + ", " for s in statics) + ")"
+        lines += [pad + p for p in pre]
+        if inplace:
+            slots = [self.slot(plan, i, s) for i, s in enumerate(node.domain)]
+            args = ", ".join([static, f"{out_name}.buf"] + slots + leaves)
+            lines.append(f"{pad}{out_name}.buf = {kname}({args})")
+        else:
+            args = ", ".join([static] + leaves)
+            lines.append(f"{pad}{out_name}.data[{self.point_slot(plan, list(node.domain))}] = {kname}({args})")
+        return True
+
+    def host_call(self, node: Node, opdef: OpDef, edges: list, pad: str, lines: list) -> None:
+        self.host_nodes.add(node.index)
+        pre: list[str] = []
+        args = [self.host_read(node, e, pre) for e in edges]
+        lines += [pad + p for p in pre]
+        if self.backend == "jax":
+            args = [f"_np.asarray({a})" for a in args]
+        if opdef.kind == "udf":
+            lines.append(f"{pad}_r = _udf({node.index}, [{', '.join(args)}])")
+        else:
+            lines.append(f"{pad}_r = _F{node.index}(_np, [{', '.join(args)}], {self.scalars(opdef, node)})")
+        for r in range(max(1, len(node.result_shapes))):
+            self.host_write(node, r, f"_r[{r}]", lines, pad)
+
+    def move(self, node: Node, opdef: OpDef, edge, kname: str, pad: str, lines: list) -> None:
+        """A merge branch or an output: the operand's value becomes the node's."""
+        src_plan, plan = self.plan(edge.source, edge.result), self.plan(node.index, 0)
+        if src_plan.kind == "point" and plan.kind == "point" and all(c.kind != "slice" for c in edge.dep):
+            pre: list[str] = []
+            value = self.host_read(node, edge, pre)
+            lines += [pad + p for p in pre]
+            self.host_write(node, 0, value, lines, pad)
+            return
+        if self.jit_call(node, opdef, [edge], kname, pad, lines):
+            return
+        pre = []
+        value = self.host_read(node, edge, pre)
+        lines += [pad + p for p in pre]
+        self.host_write(node, 0, value, lines, pad)
+
+    def launcher(self, node: Node, opdef: OpDef) -> str:
+        k = node.index
+        steps = ", ".join(node.domain)
+        lines = [f"def _L{k}({steps}):", f"    # {node.label} at {node.location}"]
+        pad = "    "
+        if opdef.kind in ("constant", "param"):
+            self.host_write(node, 0, f"_V{k}", lines, pad)
+        elif opdef.kind == "merge":
+            for b, edge in enumerate(node.edges):
+                cond = self.code(edge.cond, node)
+                lines.append(f"    {'if' if b == 0 else 'elif'} {cond}:")
+                if (edge.source, edge.result) not in self.plans:  # a branch never taken
+                    lines.append(f"        raise RuntimeError('branch {b} of {node.label} is never taken')")
+                    continue
+                self.move(node, opdef, edge, f"_K{k}_{b}", "        ", lines)
+            lines.append("    else:")
+            lines.append(f"        raise RuntimeError('no branch of {node.label} holds')")
+        elif opdef.kind == "output":
+            self.move(node, opdef, node.edges[0], f"_K{k}", pad, lines)
+        elif not self.jit_call(node, opdef, node.edges, f"_K{k}", pad, lines):
+            self.host_call(node, opdef, node.edges, pad, lines)
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,199 @@
+"""What each operator computes, for the scheduled runtime.
+
+`decode(node, graph)` returns an `OpDef`: `fn(xp, args, sv)` computes the
+op's results (a tuple) from its operand arrays with the array module `xp`
+(NumPy, or jax.numpy under `jax.jit`), using the kernels of
+`tidal.runtime.kernels`. `sv` holds the op's symbolic scalars (slice starts,
+shapes, ...) evaluated at the point: `scalars` lists them as expressions over
+the op's steps and the bounds. A scalar without steps is *static* (the same
+at every point of a run); under `jax.jit` static scalars are compile-time
+constants and the others traced integers, so `jit_ok` says whether the op
+can be compiled once for all points (shapes that vary with the point cannot).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from mlir import ir
+
+from tidal.dialects import enums
+from tidal.dialects.attrs import expr_text
+from tidal.lowering.graph import Graph, Node
+from tidal.symbolic import Expr, parse
+
+from .. import kernels as K
+
+__all__ = ["OpDef", "decode", "DTYPES", "REDUCE_IDENTITY"]
+
+DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
+          "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+HOST_ONLY = {"random", "udf", "index_select", "gather", "scatter_add", "constant", "param", "input"}
+
+
+def REDUCE_IDENTITY(kind: str, dtype) -> Any:
+    """The padding value that leaves a reduction (or a matmul contraction) unchanged."""
+    dtype = np.dtype(dtype)
+    if kind in ("sum", "any", "matmul"):
+        return dtype.type(0)
+    if kind in ("prod", "all"):
+        return dtype.type(1)
+    big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max if dtype.kind in "iu" else True
+    return dtype.type(-big if kind == "max" else big) if dtype.kind != "b" else dtype.type(kind == "min")
+
+
+@dataclass
+class OpDef:
+    node: Node
+    kind: str                                    # mnemonic: "binary", "merge", ...
+    fn: Callable | None                          # (xp, args, sv) -> tuple of results
+    scalars: list[tuple[str, Expr]] = field(default_factory=list)
+    dtypes: list[Any] = field(default_factory=list)
+    jit_ok: bool = True
+    attrs: dict[str, Any] = field(default_factory=dict)
+    value: Any = None                            # constant / param payload
+
+    @property
+    def static_scalars(self) -> list[str]:
+        return [n for n, e in self.scalars if not any(s.role == "step" for s in e.free_symbols)]
+
+    @property
+    def dynamic_scalars(self) -> list[str]:
+        return [n for n, e in self.scalars if any(s.role == "step" for s in e.free_symbols)]
+
+
+def _int(op, name):
+    return ir.IntegerAttr(op.attributes[name]).value
+
+
+def _dense(op) -> np.ndarray:
+    attr = ir.DenseElementsAttr(op.attributes["value"])
+    return np.array(attr).reshape(tuple(attr.type.shape))
+
+
+def _shape_scalars(graph: Graph, node: Node, result: int = 0) -> list[tuple[str, Expr]]:
+    return [(f"shape{i}", parse(t, dims=graph.dims)) for i, t in enumerate(node.result_shapes[result])]
+
+
+def _shape(sv: dict, n: int) -> tuple:
+    return tuple(int(sv[f"shape{i}"]) for i in range(n))  # shapes are never traced
+
+
+def _jax_take(xp, dim, index, x, dtype):
+    if xp is np:
+        return K.take(xp, dim, int(index), x, dtype)
+    from jax import lax
+    return lax.dynamic_index_in_dim(x, index, dim, keepdims=False).astype(dtype)
+
+
+def _jax_slice(xp, dim, start, size, x, dtype):
+    if xp is np:
+        return K.slice_(xp, dim, int(start), int(size), x, dtype)
+    from jax import lax
+    return lax.dynamic_slice_in_dim(x, start, int(size), dim).astype(dtype)
+
+
+def _jax_pad(xp, dim, before, after, value, x, dtype, shape):
+    if xp is np:
+        return K.pad(xp, dim, int(before), int(after), value, x, dtype)
+    from jax import lax
+    base = xp.full(tuple(int(s) for s in shape), value, dtype=dtype)
+    return lax.dynamic_update_slice_in_dim(base, x.astype(dtype), before, dim)
+
+
+def decode(node: Node, graph: Graph) -> OpDef:
+    op = node.op
+    kind = node.name.split(".", 1)[1]
+    dtypes = [np.dtype(DTYPES[d]) for d in node.result_dtypes]
+    dtype = dtypes[0] if dtypes else None
+    d = OpDef(node, kind, None, dtypes=dtypes, jit_ok=kind not in HOST_ONLY)
+    nshape = len(node.result_shapes[0]) if node.result_shapes else 0
+
+    def one(f):
+        d.fn = lambda xp, args, sv: (f(xp, args, sv),)
+
+    k = node.attrs.get("kind_name")
+    if kind == "unary":
+        one(lambda xp, a, sv: K.unary(xp, k, a[0], dtype))
+    elif kind == "binary":
+        one(lambda xp, a, sv: K.binary(xp, k, a[0], a[1], dtype))
+    elif kind == "where":
+        one(lambda xp, a, sv: K.where(xp, a[0], a[1], a[2], dtype))
+    elif kind == "reduce":
+        dims, keep = list(ir.DenseI64ArrayAttr(op.attributes["dims"])), "keepdim" in op.attributes
+        d.attrs.update(reduce_kind=k, dims=dims, keepdim=keep)
+        one(lambda xp, a, sv: K.reduce(xp, k, dims, keep, a[0], dtype))
+    elif kind == "scan":
+        dim, rev = _int(op, "dim"), "reverse" in op.attributes
+        one(lambda xp, a, sv: K.scan(xp, k, dim, rev, a[0], dtype))
+    elif kind == "matmul":
+        one(lambda xp, a, sv: K.matmul(xp, a[0], a[1], dtype))
+    elif kind in ("reshape", "expand", "full", "iota", "random"):
+        d.scalars = _shape_scalars(graph, node)
+        fn = {"reshape": K.reshape, "expand": K.expand}.get(kind)
+        if fn is not None:
+            one(lambda xp, a, sv: fn(xp, _shape(sv, nshape), a[0], dtype))
+        elif kind == "full":
+            value = ir.FloatAttr(op.attributes["value"]).value
+            one(lambda xp, a, sv: K.full(xp, _shape(sv, nshape), value, dtype))
+        elif kind == "iota":
+            dim = _int(op, "dim")
+            one(lambda xp, a, sv: K.iota(xp, _shape(sv, nshape), dim, dtype))
+        else:
+            dist, seed = str(enums.RandomDist(_int(op, "dist"))), _int(op, "seed")
+            d.attrs.update(dist=dist, seed=seed)  # the point is passed by the launcher
+            one(lambda xp, a, sv: K.random(xp, dist, seed, sv["point"], _shape(sv, nshape), dtype))
+    elif kind == "permute":
+        perm = list(ir.DenseI64ArrayAttr(op.attributes["perm"]))
+        one(lambda xp, a, sv: K.permute(xp, perm, a[0], dtype))
+    elif kind in ("squeeze", "unsqueeze", "flip", "concat", "index_select", "gather", "scatter_add"):
+        dim = _int(op, "dim")
+        if kind == "concat":
+            one(lambda xp, a, sv: K.concat(xp, dim, a, dtype))
+        else:
+            fn2 = {"squeeze": K.squeeze, "unsqueeze": K.unsqueeze, "flip": K.flip,
+                   "index_select": K.index_select, "gather": K.gather, "scatter_add": K.scatter_add}[kind]
+            one(lambda xp, a, sv: fn2(xp, dim, *a, dtype))
+    elif kind == "slice":
+        dim = _int(op, "dim")
+        d.scalars = [("start", parse(expr_text(op.attributes["start"]), dims=graph.dims)),
+                     ("size", parse(node.result_shapes[0][dim], dims=graph.dims))]
+        one(lambda xp, a, sv: _jax_slice(xp, dim, sv["start"], sv["size"], a[0], dtype))
+    elif kind == "take":
+        dim = _int(op, "dim")
+        d.scalars = [("index", parse(expr_text(op.attributes["index"]), dims=graph.dims))]
+        one(lambda xp, a, sv: _jax_take(xp, dim, sv["index"], a[0], dtype))
+    elif kind == "pad":
+        dim, value = _int(op, "dim"), ir.FloatAttr(op.attributes["value"]).value
+        d.scalars = [("before", parse(expr_text(op.attributes["before"]), dims=graph.dims)),
+                     ("after", parse(expr_text(op.attributes["after"]), dims=graph.dims))]
+        d.scalars += _shape_scalars(graph, node)
+        one(lambda xp, a, sv: _jax_pad(xp, dim, sv["before"], sv["after"], value, a[0], dtype,
+                                       _shape(sv, nshape)))
+    elif kind == "cast":
+        one(lambda xp, a, sv: K.cast(xp, a[0], dtype))
+    elif kind in ("constant", "param"):
+        d.value = K.constant(np, _dense(op), dtype)
+        one(lambda xp, a, sv: d.value)
+    elif kind == "symbol_value":
+        d.scalars = [("value", parse(expr_text(op.attributes["expr"]), dims=graph.dims))]
+        one(lambda xp, a, sv: K.symbol_value(xp, sv["value"], dtype))
+    elif kind in ("merge", "output"):
+        d.fn = lambda xp, a, sv: (a[0],)
+    elif kind == "udf":
+        d.attrs["callee"] = ir.StringAttr(op.attributes["callee"]).value
+    elif kind == "input":
+        d.attrs["name"] = ir.StringAttr(op.attributes["name"]).value
+    else:
+        raise NotImplementedError(f"{node.describe()}: the scheduled runtime does not support '{node.name}'")
+    # An op whose result shape varies with the point, or whose shape-giving
+    # scalars vary, is not compiled once: it runs on the host.
+    if kind in ("reshape", "expand", "full", "iota", "slice", "pad"):
+        shape_names = [n for n, _ in d.scalars if n.startswith("shape") or n == "size"]
+        if any(n in d.dynamic_scalars for n in shape_names):
+            d.jit_ok = False
+    if node.result_shapes and any(any(s.role == "step" for s in parse(t, dims=graph.dims).free_symbols)
+                                  for shape in node.result_shapes for t in shape):
+        d.jit_ok = False
+    return d

@@ -1,0 +1,156 @@
+"""Tensor stores (paper §6): where the points of each value live at run time.
+
+* `PointStore` keeps each point's array as is, in a dict keyed by its slot
+  (the coordinate modulo K on `ring` axes: only the K most recent points
+  live). Point reads are a lookup; slice reads stack (host). Any shape,
+  including shapes that vary with the point.
+* `ArrayStore` is one preallocated array `[capacity per axis..., *shape]`:
+  a *block store* when every axis is `block` or `ring` (prefixes, suffixes,
+  whole ranges: slices are plain views, writes are in place), a *window store*
+  when one axis is a `window` of W: 2W slots, each point written at `c mod W`
+  and `c mod W + W`, so any window of up to W consecutive points is the
+  contiguous slice starting at `start mod W`.
+
+With NumPy the buffer is written in place (`buf[i] = v`). With JAX the
+buffer is a jax array and writes happen inside jitted kernels that donate it
+(see jax_backend.py); `read`/`write` here are the generic, slower host path.
+The plans come from `tidal.lowering.storage`, verified against the schedule.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from tidal.lowering.storage import StorePlan
+
+__all__ = ["bucket", "PointStore", "ArrayStore", "make_store"]
+
+
+def bucket(n: int) -> int:
+    """The power of two >= n (at least 1): padded sizes, so a size that grows
+    with the point compiles O(log n) times, not once per point."""
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+class PointStore:
+    kind = "point"
+
+    def __init__(self, plan: StorePlan | None, ndim: int):
+        self.plan = plan
+        self.mods = [a.size if a.mode == "ring" else None for a in plan.axes] if plan else [None] * ndim
+        self.data: dict = {}
+
+    def slot(self, point: Sequence[int]) -> tuple:
+        return tuple(c % m if m else c for c, m in zip(point, self.mods))
+
+    def write(self, point: Sequence[int], value: Any) -> None:
+        self.data[self.slot(point)] = value
+
+    def get(self, point: Sequence[int]) -> Any:
+        return self.data[self.slot(point)]
+
+    def read(self, coords: Sequence, shape: Sequence[int] | None = None, dtype=None) -> Any:
+        """Value at `coords` (ints and slices): slices stack their points."""
+        axes = [range(c.start, c.stop, c.step or 1) if isinstance(c, slice) else None for c in coords]
+        if all(a is None for a in axes):
+            return self.get(coords)
+        sizes = tuple(len(a) for a in axes if a is not None)
+        points = _product([a if a is not None else (c,) for a, c in zip(axes, coords)])
+        if not points:
+            return np.zeros(sizes + tuple(shape or ()), dtype=dtype)
+        items = [np.asarray(self.get(q)) for q in points]
+        return np.stack(items).reshape(sizes + items[0].shape)
+
+    def live(self) -> int:
+        return len(self.data)
+
+
+def _product(ranges: list) -> list:
+    out = [()]
+    for r in ranges:
+        out = [p + (c,) for p in out for c in r]
+    return out
+
+
+class ArrayStore:
+    def __init__(self, plan: StorePlan, extents: Sequence[int], shape: Sequence[int], dtype,
+                 xp=np, pow2: bool = False):
+        self.plan = plan
+        self.kind = plan.kind
+        self.xp = xp
+        self.modes = [a.mode for a in plan.axes]
+        self.sizes = [a.size for a in plan.axes]
+        caps = []
+        for a, extent in zip(plan.axes, extents):
+            if a.mode == "ring":
+                caps.append(a.size)
+            elif a.mode == "window":
+                caps.append(2 * a.size)
+            else:
+                caps.append(bucket(extent) if pow2 else extent)
+        self.caps = caps
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
+        self.buf = buf if xp is np else _device_put(buf)  # no compile per shape
+        self.window_axis = self.modes.index("window") if "window" in self.modes else None
+        self._reader = None
+        self._writer = None
+
+    # -- slots ----------------------------------------------------------------------------
+    def slot(self, axis: int, c: int) -> int:
+        mode = self.modes[axis]
+        return c if mode == "block" else c % self.sizes[axis]
+
+    def index(self, coords: Sequence) -> tuple:
+        """NumPy index of `coords` (ints and unit-step or strided slices)."""
+        out = []
+        for axis, c in enumerate(coords):
+            if isinstance(c, slice):
+                mode = self.modes[axis]
+                if mode == "ring":
+                    raise ValueError("slice read on a ring axis")
+                start = c.start if mode == "block" else c.start % self.sizes[axis]
+                n = len(range(c.start, c.stop, c.step or 1))
+                step = c.step or 1
+                out.append(slice(start, start + max(n - 1, 0) * step + 1 if n else start, step))
+            else:
+                out.append(self.slot(axis, c))
+        return tuple(out)
+
+    # -- generic host access --------------------------------------------------------------------
+    def write(self, point: Sequence[int], value: Any) -> None:
+        idx = tuple(self.slot(a, c) for a, c in enumerate(point))
+        if self.xp is np:
+            self.buf[idx] = value
+            if self.window_axis is not None:
+                mirror = list(idx)
+                mirror[self.window_axis] += self.sizes[self.window_axis]
+                self.buf[tuple(mirror)] = value
+        else:
+            from .jax_backend import store_writer
+            self.buf = store_writer(self)(self.buf, *idx, value)
+
+    def read(self, coords: Sequence, shape=None, dtype=None) -> Any:
+        idx = self.index(coords)
+        if self.xp is np:
+            return self.buf[idx]
+        from .jax_backend import host_read
+        return host_read(self, idx)
+
+    def result(self, extents: Sequence[int]) -> np.ndarray:
+        """The whole buffer cropped to `extents` (block axes only), as NumPy."""
+        return np.asarray(self.buf)[tuple(slice(0, e) for e in extents)]
+
+
+def _device_put(array: np.ndarray):
+    import jax
+    return jax.device_put(array)
+
+
+def make_store(plan: StorePlan, extents: Sequence[int], shape: Sequence[int] | None, dtype,
+               xp=np, pow2: bool = False):
+    if plan.kind == "point" or shape is None:
+        return PointStore(plan, len(plan.axes))
+    return ArrayStore(plan, extents, shape, dtype, xp, pow2)

@@ -1,0 +1,299 @@
+"""Scheduling SDGs with isl (tidal.lowering.schedule): the shapes of the
+schedules for the paper's cases, the options, and unschedulable programs."""
+import time
+
+import pytest
+from mlir import ir
+
+from tidal.dialects import make_context
+from tidal.lowering.graph import graphs_in, read_graph
+from tidal.lowering.loop_ast import Exec, For, If, format_loop_nest, from_isl, walk
+from tidal.lowering.schedule import ScheduleError, ScheduleOptions, load_schedule, schedule_graph
+
+V = "!tidal.tensor<[4], f32>"
+_KEEP = []  # keep contexts/modules alive for the graph models
+
+
+def graph_of(text: str):
+    ctx = make_context()
+    with ctx:
+        module = ir.Module.parse(text)
+    _KEEP.append((ctx, module))
+    return read_graph(graphs_in(module)[0])
+
+
+def returns(stop: str) -> str:
+    return f"""
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %r = sdg.unary sigmoid %x[t] domain [t] : ({V}) -> {V}
+  %g = sdg.reduce sum [0] %r[t:{stop}] domain [t] : ({V}) -> {V}
+  sdg.output "g" %g[t] domain [t] : {V}
+}}"""
+
+
+def loops(tree):
+    """[(loop, [(node, args text) executed directly in it])] for every For."""
+    from tidal.lowering.loop_ast import format_expr
+    out = []
+    for s in walk(tree):
+        if isinstance(s, For):
+            out.append((s, [(e.node, [format_expr(a) for a in e.args]) for e in s.body if isinstance(e, Exec)]))
+    return out
+
+
+def test_monte_carlo_returns_wait_for_the_whole_episode():
+    sched = schedule_graph(graph_of(returns("T")))
+    tree = from_isl(sched.ast())
+    found = loops(tree)
+    assert len(found) == 2, format_loop_nest(tree)
+    (first, body1), (second, body2) = found
+    assert [n for n, _ in body1] == [0, 1]             # x, r for every t ...
+    assert [n for n, _ in body2] == [2, 3]             # ... then g, output
+    assert tree.index(first) < tree.index(second)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_n_step_returns_run_n_minus_1_steps_behind_in_the_same_loop(n):
+    sched = schedule_graph(graph_of(returns(f"min(t + {n}, T)")))
+    tree = from_isl(sched.ast())
+    steady = [(loop, body) for loop, body in loops(tree) if {1, 2} <= {k for k, _ in body}]
+    assert len(steady) == 1, format_loop_nest(tree)
+    loop, body = steady[0]
+    args = dict(body)
+    assert args[1] == [loop.var] and args[2] == [f"{loop.var} - {n - 1}"], format_loop_nest(tree)
+    assert not any(isinstance(s, If) for s in loop.body)  # `separate`: no guard in the steady state
+
+
+def test_without_separate_the_loop_keeps_its_guards():
+    sched = schedule_graph(graph_of(returns("min(t + 3, T)")), ScheduleOptions(separate=False))
+    tree = from_isl(sched.ast())
+    assert any(isinstance(s, If) for s in walk(tree))
+
+
+def chain(n_ops: int, window: int = 0) -> str:
+    lines = [f"sdg.graph @chain dims [t < T] {{", f'  %x = sdg.input "x" domain [t] : {V}']
+    prev = "%x"
+    for k in range(n_ops):
+        if window and k % 2:
+            lines.append(f"  %u{k} = sdg.reduce sum [0] {prev}[max(0, t - {window - 1}):t + 1] domain [t] "
+                         f": ({V}) -> {V}")
+        else:
+            lines.append(f"  %u{k} = sdg.unary tanh {prev}[t] domain [t] : ({V}) -> {V}")
+        prev = f"%u{k}"
+    lines.append(f'  sdg.output "y" {prev}[t] domain [t] : {V}')
+    return "\n".join(lines + ["}"])
+
+
+def test_proximity_is_needed_for_fusion():
+    """isl's default clustering puts every operator in its own loop without
+    proximity; with it, the chain is one loop."""
+    graph = graph_of(chain(3))
+    fused = loops(from_isl(schedule_graph(graph, ScheduleOptions(whole_component=False)).ast()))
+    apart = loops(from_isl(schedule_graph(graph, ScheduleOptions(whole_component=False,
+                                                                 proximity=False)).ast()))
+    assert len(fused) == 1 and len(fused[0][1]) == 5
+    assert len(apart) == 5
+
+
+@pytest.mark.parametrize("window", [4, 9])
+def test_whole_component_fuses_windows_the_default_clustering_splits(window):
+    """A window of size 4 or more is a dependence distance of 3 or more."""
+    graph = graph_of(chain(4, window=window))
+    default = loops(from_isl(schedule_graph(graph, ScheduleOptions(whole_component=False)).ast()))
+    whole = loops(from_isl(schedule_graph(graph).ast()))
+    assert len(default) > 1 and len(whole) == 1
+
+
+def test_large_graph_with_windows_schedules_fast_and_fused():
+    graph = graph_of(chain(159, window=4))         # 161 statements
+    start = time.perf_counter()
+    sched = schedule_graph(graph)
+    elapsed = time.perf_counter() - start
+    assert len(sched.statements()) == 161
+    assert elapsed < 20, elapsed
+    tree = from_isl(sched.ast())
+    steady = max(loops(tree), key=lambda lb: len(lb[1]))
+    assert len(steady[1]) == 161                    # every op in the steady-state loop
+
+
+def test_unbounded_dependence_does_not_delay_the_recurrence():
+    """A once-per-episode reduction over 0:T stays out of proximity: the
+    recurrence and the per-step ops stay fused in one loop, the reduction after it."""
+    text = f"""
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %s = sdg.merge %x[0] if <t eq 0>, %n[t] if <true> domain [t] : ({V}, {V}) -> {V}
+  %h = sdg.unary tanh %s[t - 1] domain [t] : ({V}) -> {V}
+  %n = sdg.binary add %h[t], %x[t] domain [t] : ({V}, {V}) -> {V}
+  %tot = sdg.reduce sum [0] %s[0:T] domain [] : ({V}) -> {V}
+  sdg.output "s" %s[t] domain [t] : {V}
+  sdg.output "tot" %tot[] domain [] : {V}
+}}"""
+    graph = graph_of(text)
+    sched = schedule_graph(graph)
+    tree = from_isl(sched.ast())
+    steady = [body for _, body in loops(tree)]
+    assert len(steady) == 1 and {k for k, _ in steady[0]} == {0, 1, 2, 3, 5}, format_loop_nest(tree, graph)
+    assert isinstance(tree[-1], Exec) or isinstance(tree[-2], Exec)
+    assert [s.node for s in tree if isinstance(s, Exec)][-2:] == [4, 6]
+    edges = {(k, n) for k, n, _ in sched.proximity}
+    assert (4, 0) not in edges and (2, 0) in edges
+
+
+def test_per_iteration_update_nests_the_episode_loop():
+    text = f"""
+sdg.graph @g dims [i < I, t < T] {{
+  %w0 = sdg.param "W" dense<1.0> : tensor<4xf32> domain [] : {V}
+  %x = sdg.input "x" domain [i, t] : {V}
+  %w = sdg.merge %w0[] if <i eq 0>, %u[i - 1] if <true> domain [i] : ({V}, {V}) -> {V}
+  %p = sdg.binary mul %w[i], %x[i, t] domain [i, t] : ({V}, {V}) -> {V}
+  %g = sdg.reduce sum [0] %p[i, 0:T] domain [i] : ({V}) -> {V}
+  %u = sdg.binary sub %w[i], %g[i] domain [i] : ({V}, {V}) -> {V}
+  sdg.output "w" %w[i] domain [i] : {V}
+}}"""
+    graph = graph_of(text)
+    tree = from_isl(schedule_graph(graph).ast())
+    outer = [s for s in tree if isinstance(s, For)]
+    assert len(outer) == 1, format_loop_nest(tree, graph)
+    direct = [s.node for s in outer[0].body if isinstance(s, Exec)]
+    assert direct[0] == 2 and {4, 5, 6} <= set(direct)      # w first, the update after the episode
+    inner = [s for s in outer[0].body if isinstance(s, For)]
+    assert inner and all(any(isinstance(e, Exec) and e.node == 3 for e in walk(inner)) for _ in [0])
+    assert direct.index(2) < direct.index(4) < direct.index(5)
+
+
+def test_valid_domains_skip_points_no_one_can_compute():
+    """d = s[t - 1] * 0.5 is never needed at t = 0 (s[0] takes its first branch)."""
+    import pathlib
+    text = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "recurrence.sdg.mlir").read_text()
+    sched = schedule_graph(graph_of(text))
+    assert "0 < t < T" in str(sched.domains[3]) and "0 <= t < T" in str(sched.domains[2])
+    assert str(sched.domains[1]).endswith("{ S1[] : T > 0 }")          # a 0-dimensional statement
+
+
+def test_merge_conditions_restrict_dependences():
+    text = f"""
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %s = sdg.merge %x[t] if <t mod 5 eq 0>, %n[t] if <true> domain [t] : ({V}, {V}) -> {V}
+  %n = sdg.binary add %s[t - 1], %x[t] domain [t] : ({V}, {V}) -> {V}
+  sdg.output "s" %s[t] domain [t] : {V}
+}}"""
+    sched = schedule_graph(graph_of(text))
+    maps = {(k, n): str(m) for k, n, m in sched.validity}
+    assert "mod 5 = 0" in maps[(1, 0)]                 # branch 0 only where t mod 5 = 0
+    assert "5*floor" in maps[(1, 1)] or "mod 5" in maps[(1, 1)]   # branch 1 only elsewhere
+
+
+def test_schedule_text_round_trips():
+    graph = graph_of(returns("min(t + 3, T)"))
+    sched = schedule_graph(graph)
+    again = load_schedule(graph, sched.text())
+    assert format_loop_nest(from_isl(again.ast())) == format_loop_nest(from_isl(sched.ast()))
+
+
+# -- unschedulable programs ---------------------------------------------------------------
+def test_future_dependence_with_a_forward_base_case_is_an_error():
+    text = f"""
+sdg.graph @future dims [t < T] {{
+  %a = sdg.input "a" domain [] : {V}
+  %s = sdg.merge %a[] if <t eq 0>, %f[t] if <true> domain [t] : ({V}, {V}) -> {V}
+  %f = sdg.unary tanh %s[t + 1] domain [t] : ({V}) -> {V}
+  sdg.output "s" %s[t] domain [t] : {V}
+}}"""
+    with pytest.raises(ScheduleError) as info:
+        schedule_graph(graph_of(text))
+    message = str(info.value)
+    for part in ["@future", "'%1 = sdg.merge' at -:4:", "'%2 = sdg.unary tanh' at -:5:",
+                 "reads %1[t + 1]", "outside the domain", "never reaches a base case", 'sdg.output "s"']:
+        assert part in message, message
+    assert {k for k, _ in info.value.diagnostics if k is not None} >= {1, 2}
+
+
+def test_dependence_cycle_is_an_error_naming_the_cycle():
+    text = f"""
+sdg.graph @cycle dims [t < T] {{
+  %s = sdg.merge %g[] if <t eq T - 1>, %f[t] if <true> domain [t] : ({V}, {V}) -> {V}
+  %f = sdg.unary tanh %s[t + 1] domain [t] : ({V}) -> {V}
+  %g = sdg.unary exp %s[0] domain [] : ({V}) -> {V}
+  sdg.output "s" %s[t] domain [t] : {V}
+}}"""
+    with pytest.raises(ScheduleError) as info:
+        schedule_graph(graph_of(text))
+    message = str(info.value)
+    assert "form a cycle" in message
+    for part in ["reads %0[t + 1]", "reads %0[0]", "'%0 = sdg.merge' at -:3:", "'%2 = sdg.unary exp' at -:5:"]:
+        assert part in message, message
+
+
+def test_read_outside_the_domain_and_merge_without_branch():
+    outside = f"""
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %y = sdg.unary neg %x[t - 1] domain [t] : ({V}) -> {V}
+  sdg.output "y" %y[t] domain [t] : {V}
+}}"""
+    with pytest.raises(ScheduleError, match=r"reads %0\[t - 1\], which includes t = -1 outside the domain"):
+        schedule_graph(graph_of(outside))
+    no_branch = f"""
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %s = sdg.merge %x[t] if <t gt 0> domain [t] : ({V}) -> {V}
+  sdg.output "s" %s[t] domain [t] : {V}
+}}"""
+    with pytest.raises(ScheduleError, match=r"no branch condition holds \(<t gt 0>\)"):
+        schedule_graph(graph_of(no_branch))
+
+
+def test_unread_invalid_points_are_not_an_error():
+    """Points nothing needs may be invalid: they are simply not executed."""
+    text = f"""
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %y = sdg.unary neg %x[t + 1] domain [t] : ({V}) -> {V}
+  %z = sdg.merge %x[t] if <t eq T - 1>, %y[t] if <true> domain [t] : ({V}, {V}) -> {V}
+  sdg.output "z" %z[t] domain [t] : {V}
+}}"""
+    sched = schedule_graph(graph_of(text))
+    assert "t <= -2 + T" in str(sched.domains[1])
+
+
+def _reinforce(stop: str) -> str:
+    S = "!tidal.tensor<[], f32>"
+    return f"""
+sdg.graph @reinforce dims [i < I, t < T] {{
+  %w0 = sdg.param "W" dense<0.5> : tensor<4xf32> domain [] : {V}
+  %w = sdg.merge %w0[] if <i eq 0>, %u[i - 1] if <true> domain [i] : ({V}, {V}) -> {V}
+  %o0 = sdg.udf "env.reset"(%w[i]) domain [i] : ({V}) -> {V}
+  %o = sdg.merge %o0[i] if <t eq 0>, %on[i, t - 1] if <true> domain [i, t] : ({V}, {V}) -> {V}
+  %a = sdg.binary mul %w[i], %o[i, t] domain [i, t] : ({V}, {V}) -> {V}
+  %on, %r = sdg.udf "env.step"(%a[i, t]) domain [i, t] : ({V}) -> ({V}, {S})
+  %g = sdg.reduce sum [0] %r[i, {stop}] domain [i, t] : ({S}) -> {S}
+  %l = sdg.binary mul %a[i, t], %g[i, t] domain [i, t] : ({V}, {S}) -> {V}
+  %gs = sdg.reduce sum [0] %l[i, 0:T] domain [i] : ({V}) -> {V}
+  %u = sdg.binary sub %w[i], %gs[i] domain [i] : ({V}, {V}) -> {V}
+  sdg.output "w" %w[i] domain [i] : {V}
+}}"""
+
+
+@pytest.mark.parametrize("returns_kind", ["monte_carlo", "n_step"])
+def test_reinforce_schedules_follow_the_returns_access_pattern(returns_kind):
+    """Paper §7.4: with r[i, t:T] learning waits for the episode; with
+    r[i, t:min(t + 3, T)] it runs 2 steps behind acting, in the same loop."""
+    stop = "t:T" if returns_kind == "monte_carlo" else "t:min(t + 3, T)"
+    graph = graph_of(_reinforce(stop))
+    tree = from_isl(schedule_graph(graph).ast())
+    (outer,) = [s for s in tree if isinstance(s, For)]
+    inner = loops(outer.body)
+    acting, learning = {3, 4, 5}, {6, 7}           # merge o, a, env.step | g, l
+    if returns_kind == "monte_carlo":
+        acting_loops = [b for _, b in inner if acting <= {k for k, _ in b}]
+        learning_loops = [i for i, (_, b) in enumerate(inner) if {k for k, _ in b} & learning]
+        assert acting_loops and all(not ({k for k, _ in b} & learning) for b in acting_loops)
+        assert min(learning_loops) > max(i for i, (_, b) in enumerate(inner) if acting <= {k for k, _ in b})
+    else:
+        steady = [(loop, dict(b)) for loop, b in inner if acting | learning <= {k for k, _ in b}]
+        assert len(steady) == 1, format_loop_nest(tree, graph)
+        loop, args = steady[0]
+        assert args[5] == [outer.var, loop.var] and args[6] == [outer.var, f"{loop.var} - 2"]

@@ -1,0 +1,178 @@
+"""The passes sdg-schedule and sdg-lower-to-scf, the readable loop nest,
+and the schedule checker (run the lowered program with recording launchers)."""
+import numpy as np
+import pytest
+from mlir import ir
+
+from tidal.dialects import make_context
+from tidal.passes import all_pass_names, register_pass, run_pipeline, unregister_pass
+from tidal.runtime.scheduled import compile_sdg
+from tidal.runtime.scheduled.checker import ScheduleCheckError, check_schedule, record_execution
+
+V = "!tidal.tensor<[4], f32>"
+NSTEP = f"""
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %r = sdg.unary sigmoid %x[t] domain [t] : ({V}) -> {V}
+  %g = sdg.reduce sum [0] %r[t:min(t + 3, T)] domain [t] : ({V}) -> {V}
+  sdg.output "g" %g[t] domain [t] : {V}
+}}"""
+PIPELINE = "builtin.module(sdg-schedule,sdg-lower-to-scf)"
+
+
+LOWERING_PASSES = {
+    "sdg-schedule": "tidal.lowering.sdg_schedule:SdgSchedule",
+    "sdg-lower-to-scf": "tidal.lowering.sdg_lower_to_scf:SdgLowerToScf",
+}
+
+
+@pytest.fixture(autouse=True)
+def registered():
+    """The passes, registered for this module only if the registry does not
+    list them (the registry is process-global: other tests compare it)."""
+    added = [name for name in LOWERING_PASSES if name not in all_pass_names()]
+    for name in added:
+        register_pass(name, LOWERING_PASSES[name])
+    yield
+    for name in added:
+        unregister_pass(name)
+
+
+def test_plugin_module_names_the_same_passes():
+    import importlib
+    from tidal.passes import get_pass
+    before = set(all_pass_names())
+    plugin = importlib.import_module("tidal.lowering.passes")
+    assert plugin.PASSES == LOWERING_PASSES
+    assert get_pass("sdg-schedule").name == "sdg-schedule"
+    assert get_pass("sdg-lower-to-scf").name == "sdg-lower-to-scf"
+    assert set(all_pass_names()) == before
+
+
+def lowered(text: str, pipeline: str = PIPELINE):
+    ctx = make_context()
+    with ctx:
+        module = ir.Module.parse(text)
+        run_pipeline(module, pipeline)
+        return ctx, module
+
+
+def test_pipeline_lowers_to_func_scf_arith():
+    ctx, module = lowered(NSTEP)
+    text = str(module)
+    assert "sdg.graph @g dims [t < T] attributes {tidal.schedule = " in text
+    assert "func.func @g_run(%arg0: index) attributes {tidal.bounds = [\"T\"], tidal.graph = @g}" in text
+    for op in ("scf.for", "arith.constant", "func.call @g_op1(", "func.call @g_op2(",
+               "func.func private @g_op2(index) attributes {tidal.graph = @g, "
+               "tidal.op = \"%2 = sdg.reduce sum\", tidal.op_index = 2 : i64}"):
+        assert op in text, text
+    with ctx:
+        assert module.operation.verify()
+        again = ir.Module.parse(text)                     # round trip
+        assert str(again) == text
+        generic = module.operation.get_asm(print_generic_op_form=True)
+        assert str(ir.Module.parse(generic)) == text
+
+
+def test_lowering_twice_is_lowering_once():
+    ctx, module = lowered(NSTEP, PIPELINE)
+    once = str(module)
+    with ctx:
+        run_pipeline(module, PIPELINE)
+        assert str(module) == once
+        assert module.operation.verify()
+
+
+def test_schedule_pass_options_and_idempotence():
+    ctx, module = lowered(NSTEP, "builtin.module(sdg-schedule{separate=false whole-component=false})")
+    with ctx:
+        graph = module.body.operations[0]
+        first = ir.StringAttr(graph.attributes["tidal.schedule"]).value
+        assert "separate" not in first
+        run_pipeline(module, "builtin.module(sdg-schedule{separate=false whole-component=false})")
+        assert ir.StringAttr(graph.attributes["tidal.schedule"]).value == first
+
+
+def test_lowering_needs_a_schedule():
+    with make_context():
+        module = ir.Module.parse(NSTEP)
+        with pytest.raises(ir.MLIRError) as info:
+            run_pipeline(module, "builtin.module(sdg-lower-to-scf)")
+    assert "run sdg-schedule first" in str(info.value)
+
+
+def test_unschedulable_graph_fails_the_pass_at_the_culprit_op():
+    text = f"""
+sdg.graph @future dims [t < T] {{
+  %a = sdg.input "a" domain [] : {V}
+  %s = sdg.merge %a[] if <t eq 0>, %f[t] if <true> domain [t] : ({V}, {V}) -> {V}
+  %f = sdg.unary tanh %s[t + 1] domain [t] : ({V}) -> {V}
+  sdg.output "s" %s[t] domain [t] : {V}
+}}"""
+    with make_context():
+        module = ir.Module.parse(text)
+        with pytest.raises(ir.MLIRError) as info:
+            run_pipeline(module, PIPELINE)
+    diag = info.value.error_diagnostics[0]
+    assert "-:5:" in str(diag.location) or ":5:" in str(diag.location)
+    assert "reads %1[t + 1]" in diag.message and "'%1 = sdg.merge' at -:4:8" in diag.message
+
+
+def test_readable_schedule():
+    exe = compile_sdg(NSTEP, backend="numpy")
+    assert exe.schedule() == """@g(T):
+for c0 in range(min(1, T - 1) + 1):
+  %0 = sdg.input "x"  [t = c0]
+  %1 = sdg.unary sigmoid  [t = c0]
+for c0 in range(2, T):
+  %0 = sdg.input "x"  [t = c0]
+  %1 = sdg.unary sigmoid  [t = c0]
+  %2 = sdg.reduce sum  [t = c0 - 2]
+  sdg.output "g"  [t = c0 - 2]
+for c0 in range(max(2, T), T + 2):
+  %2 = sdg.reduce sum  [t = c0 - 2]
+  sdg.output "g"  [t = c0 - 2]
+"""
+    assert "def _program(T):" in exe.source and "for c" in exe.source
+
+
+def test_checker_walks_the_lowered_program():
+    exe = compile_sdg(NSTEP, backend="numpy")
+    for T in (1, 2, 3, 8):
+        report = check_schedule(exe, {"T": T})
+        assert report.executions == 4 * T
+        assert report.dependences == T + sum(min(t + 3, T) - t for t in range(T)) + T  # x->r, r->g, g->out
+    log = record_execution(exe, {"T": 4})
+    assert log[:3] == [(0, (0,)), (1, (0,)), (0, (1,))]
+
+
+def test_checker_catches_a_wrong_order(monkeypatch):
+    exe = compile_sdg(NSTEP, backend="numpy")
+    import tidal.runtime.scheduled.checker as checker
+    real = checker.record_execution
+
+    def swapped(exe_, bounds):
+        log = real(exe_, bounds)
+        i = log.index((2, (0,)))
+        j = log.index((1, (2,)))
+        log[i], log[j] = log[j], log[i]     # g[0] before r[2], which it reads
+        return log
+    monkeypatch.setattr(checker, "record_execution", swapped)
+    with pytest.raises(ScheduleCheckError, match="reads %1\\[t:min\\(t \\+ 3, T\\)\\]"):
+        checker.check_schedule(exe, {"T": 5})
+
+    def dropped(exe_, bounds):
+        return real(exe_, bounds)[:-1]
+    monkeypatch.setattr(checker, "record_execution", dropped)
+    with pytest.raises(ScheduleCheckError, match="never ran"):
+        checker.check_schedule(exe, {"T": 5})
+
+
+def test_one_compile_many_bounds():
+    exe = compile_sdg(NSTEP, backend="numpy")
+    for T in (1, 4, 50):
+        x = np.ones((T, 4), np.float32)
+        out = exe.run({"T": T}, {"x": x})["g"]
+        sig = 1 / (1 + np.exp(-1.0))
+        expected = [min(3, T - t) * sig for t in range(T)]
+        np.testing.assert_allclose(out[:, 0], expected, rtol=1e-6)
