@@ -45,6 +45,7 @@ from .expr import (
     dims,
     max_,
     min_,
+    set_numeric_promotion,
     smax,
     smin,
     structurally_equal,
@@ -65,7 +66,7 @@ __all__ = [
     "Expr", "Dim", "dims", "Symbol", "Const", "Add", "Sub", "Mul", "Neg", "FloorDiv", "Mod",
     "Min", "Max", "min_", "max_", "smin", "smax", "Compare", "And", "Or", "Not", "Select",
     "select", "BoolConst", "TRUE", "FALSE", "true", "false", "Slice", "IndexSeq", "index_seq",
-    "as_expr", "as_component", "structurally_equal", "RESERVED_WORDS",
+    "as_expr", "as_component", "structurally_equal", "RESERVED_WORDS", "set_numeric_promotion",
     # operations
     "simplify", "evaluate", "compile_expr", "compile_source", "substitute", "free_symbols",
     "slice_size", "check_slice", "classify", "AccessPattern", "Access", "invert", "Inversion",

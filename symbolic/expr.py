@@ -145,27 +145,27 @@ class Expr:
     # -- arithmetic -----------------------------------------------------------
     def __add__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else Add(self, o)
+        return _promoted(self, "__add__", other) if o is None else Add(self, o)
 
     def __radd__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else Add(o, self)
+        return _promoted(self, "__radd__", other) if o is None else Add(o, self)
 
     def __sub__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else Sub(self, o)
+        return _promoted(self, "__sub__", other) if o is None else Sub(self, o)
 
     def __rsub__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else Sub(o, self)
+        return _promoted(self, "__rsub__", other) if o is None else Sub(o, self)
 
     def __mul__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else Mul(self, o)
+        return _promoted(self, "__mul__", other) if o is None else Mul(self, o)
 
     def __rmul__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else Mul(o, self)
+        return _promoted(self, "__rmul__", other) if o is None else Mul(o, self)
 
     def __floordiv__(self, other):
         o = _coerce(other)
@@ -190,12 +190,24 @@ class Expr:
         return _int_operand(self, "unary +")
 
     def __truediv__(self, other):
+        if _promotable(other):
+            return _promoted(self, "__truediv__", other)
         raise SymbolicTypeError(f"true division of `{self}` is not supported; use // (floor division)")
 
-    __rtruediv__ = __truediv__
+    def __rtruediv__(self, other):
+        if _promotable(other):
+            return _promoted(self, "__rtruediv__", other)
+        raise SymbolicTypeError(f"true division by `{self}` is not supported; use // (floor division)")
 
     def __pow__(self, other):
+        if _promotable(other):
+            return _promoted(self, "__pow__", other)
         raise SymbolicTypeError(f"powers of `{self}` are not supported")
+
+    def __rpow__(self, other):
+        if _promotable(other):  # 0.99 ** i: a learning-rate schedule
+            return _promoted(self, "__rpow__", other)
+        raise SymbolicTypeError(f"powers with exponent `{self}` are not supported")
 
     # -- comparisons (build expressions, see the module docstring) -----------
     def _compare(self, op: str, other):
@@ -257,6 +269,35 @@ def sort_key(e: Expr) -> tuple:
 def structurally_equal(a: object, b: object) -> bool:
     """True iff ``a`` and ``b`` are the same expression structure."""
     return isinstance(a, Expr) and a.same(b)
+
+
+# -- numeric promotion -----------------------------------------------------
+# Expressions are integers. `0.99 ** i` or `1e-3 * i` mean a *value* that
+# varies with i; a higher layer (the frontend) may register how to make one
+# (e.g. a tensor holding the expression's value), without this base layer
+# importing it.
+_numeric_promotion: Any = None
+
+
+def set_numeric_promotion(promote: Any) -> Any:
+    """Register `promote(expr) -> value`, used when an expression meets a
+    non-integer number (`0.99 ** i`, `1e-3 * i`, `i / 2.0`): the operation is
+    then carried out on `promote(expr)`. Returns the previous hook (None
+    restores the default: such operations raise or return NotImplemented)."""
+    global _numeric_promotion
+    previous, _numeric_promotion = _numeric_promotion, promote
+    return previous
+
+
+def _promotable(value: Any) -> bool:
+    return (_numeric_promotion is not None and isinstance(value, numbers.Real)
+            and not isinstance(value, numbers.Integral))
+
+
+def _promoted(expr: Expr, method: str, other: Any) -> Any:
+    if not _promotable(other):
+        return NotImplemented
+    return getattr(_numeric_promotion(expr), method)(other)
 
 
 def _coerce(value: Any) -> Expr | None:

@@ -25,6 +25,12 @@ from .ops_shape import (cat, expand, flatten, flip, gather, index_select, pad, p
 from .program import Program, current_program
 from .tensor import Case, Node, RecurrentTensor
 
+# `0.99 ** i`, `1e-3 * i`: a symbolic integer meeting a float becomes a tensor
+# holding its value at each point (paper Alg. 1's learning-rate schedule).
+from tidal.symbolic import set_numeric_promotion as _set_numeric_promotion  # noqa: E402
+
+_set_numeric_promotion(symbol)
+
 __all__ = [
     "Program", "current_program", "RecurrentTensor", "Node", "Case", "Masked", "TidalError",
     "SourceLocation", "Executable",

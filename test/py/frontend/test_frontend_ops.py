@@ -245,3 +245,25 @@ def test_numpy_operands_on_either_side(env):
     x = v["x"]
     assert (np.float32(0.5) * x).dtype == np.float32 and (np.ones(4) + x).dtype == np.float64
     assert (x - np.ones(4, np.float32)).op == "binary" and (np.ones(4, np.float32) @ x).shape == ()
+
+
+def test_floats_meeting_steps_become_tensors_of_their_value():
+    """Alg. 1 of the paper: `lr = 1e-3 * (0.99 ** i)` varies with the iteration."""
+    with td.Program() as p:
+        (i, I), = p.dims("i")
+        lr = 1e-3 * (0.99 ** i)
+        half = i / 2.0
+        p.output("lr", lr)
+        p.output("half", half)
+    assert lr.domain == (i,) and lr.shape == ()
+    out = p.compile(backend="reference").run(bounds={I: 4}, inputs={})
+    np.testing.assert_allclose(out["lr"], 1e-3 * 0.99 ** np.arange(4), rtol=1e-6)
+    np.testing.assert_allclose(out["half"], np.arange(4) / 2.0)
+
+
+def test_integer_arithmetic_on_steps_stays_symbolic():
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        assert isinstance(t + 1, td.symbolic.Expr)
+    with pytest.raises(TypeError, match="powers of `t` are not supported"):
+        t ** 2
