@@ -5,6 +5,7 @@ the CI environment variable is set) is derandomized so a CI run is
 reproducible, with no per-example deadline on a loaded 2-core machine.
 """
 import os
+import sys
 
 from hypothesis import HealthCheck, settings
 
@@ -12,3 +13,6 @@ settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+# Shared program texts (sdg_fixtures.py) import as a plain module.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

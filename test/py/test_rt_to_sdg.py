@@ -15,21 +15,12 @@ from tidal.passes.rt_to_sdg_index import CaseError, compose, invert_case, locati
 from tidal.passes.runner import run_pipeline
 from tidal.passes.sdg_verify_dependences import dependence_errors
 from tidal.symbolic import Dim, parse, to_text
+from sdg_fixtures import RT_RECURRENCE
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 V = "!tidal.tensor<[4], f32>"
-RECURRENCE = f"""
-rt.program @rec dims [t < T] {{
-  %x = rt.input "x" domain [t] : {V}
-  %s = rt.recurrent domain [t] : {V}
-  %x0 = rt.index %x[0] domain [] : ({V}) -> {V}
-  rt.define %s[0] = %x0 : {V}, {V}
-  %n = rt.unary tanh %s domain [t] : ({V}) -> {V}
-  rt.define %s[t + 1] = %n : {V}, {V}
-  rt.output "s" %s : {V}
-}}
-"""
+RECURRENCE = RT_RECURRENCE
 
 
 @pytest.fixture

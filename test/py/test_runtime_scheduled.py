@@ -8,6 +8,7 @@ import pytest
 from tidal.runtime.reference import evaluate
 from tidal.runtime.scheduled import compile_sdg
 from tidal.runtime.scheduled.checker import check_schedule
+from sdg_fixtures import RT_RECURRENCE, reinforce
 
 V = "!tidal.tensor<[4], f32>"
 M = "!tidal.tensor<[4, 4], f32>"
@@ -134,38 +135,11 @@ sdg.graph @varying dims [t < T] {{
 }
 
 
-def reinforce(stop: str) -> str:
-    """REINFORCE-like (paper §7.4): acting through env UDFs, returns over r[i, t:stop]."""
-    S = "!tidal.tensor<[], f32>"
-    return f"""
-sdg.graph @reinforce dims [i < I, t < T] {{
-  %w0 = sdg.param "W" dense<0.5> : tensor<4xf32> domain [] : {V}
-  %w = sdg.merge %w0[] if <i eq 0>, %u[i - 1] if <true> domain [i] : ({V}, {V}) -> {V}
-  %o0 = sdg.udf "env.reset"(%w[i]) domain [i] : ({V}) -> {V}
-  %o = sdg.merge %o0[i] if <t eq 0>, %on[i, t - 1] if <true> domain [i, t] : ({V}, {V}) -> {V}
-  %a = sdg.binary mul %w[i], %o[i, t] domain [i, t] : ({V}, {V}) -> {V}
-  %on, %r = sdg.udf "env.step"(%a[i, t]) domain [i, t] : ({V}) -> ({V}, {S})
-  %g = sdg.reduce sum [0] %r[i, {stop}] domain [i, t] : ({S}) -> {S}
-  %l = sdg.binary mul %a[i, t], %g[i, t] domain [i, t] : ({V}, {S}) -> {V}
-  %gs = sdg.reduce sum [0] %l[i, 0:T] domain [i] : ({V}) -> {V}
-  %u = sdg.binary sub %w[i], %gs[i] domain [i] : ({V}, {V}) -> {V}
-  sdg.output "w" %w[i] domain [i] : {V}
-  sdg.output "g" %g[i, t] domain [i, t] : {S}
-}}"""
 
 
 PROGRAMS["reinforce_mc"] = reinforce("t:T")
 PROGRAMS["reinforce_td"] = reinforce("t:min(t + 3, T)")
-PROGRAMS["rt_program"] = f"""
-rt.program @rt dims [t < T] {{
-  %x = rt.input "x" domain [t] : {V}
-  %s = rt.recurrent domain [t] : {V}
-  %x0 = rt.index %x[0] domain [] : ({V}) -> {V}
-  rt.define %s[0] = %x0 : {V}, {V}
-  %n = rt.unary tanh %s domain [t] : ({V}) -> {V}
-  rt.define %s[t + 1] = %n : {V}, {V}
-  rt.output "s" %s : {V}
-}}"""
+PROGRAMS["rt_program"] = RT_RECURRENCE
 
 
 def _env_udfs(state):

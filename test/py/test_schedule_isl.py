@@ -9,6 +9,7 @@ from tidal.dialects import make_context
 from tidal.lowering.graph import graphs_in, read_graph
 from tidal.lowering.loop_ast import Exec, For, If, format_loop_nest, from_isl, walk
 from tidal.lowering.schedule import ScheduleError, ScheduleOptions, load_schedule, schedule_graph
+from sdg_fixtures import UNSCHEDULABLE_FUTURE, reinforce
 
 V = "!tidal.tensor<[4], f32>"
 _KEEP = []  # keep contexts/modules alive for the graph models
@@ -195,13 +196,7 @@ def test_schedule_text_round_trips():
 
 # -- unschedulable programs ---------------------------------------------------------------
 def test_future_dependence_with_a_forward_base_case_is_an_error():
-    text = f"""
-sdg.graph @future dims [t < T] {{
-  %a = sdg.input "a" domain [] : {V}
-  %s = sdg.merge %a[] if <t eq 0>, %f[t] if <true> domain [t] : ({V}, {V}) -> {V}
-  %f = sdg.unary tanh %s[t + 1] domain [t] : ({V}) -> {V}
-  sdg.output "s" %s[t] domain [t] : {V}
-}}"""
+    text = UNSCHEDULABLE_FUTURE
     with pytest.raises(ScheduleError) as info:
         schedule_graph(graph_of(text))
     message = str(info.value)
@@ -259,22 +254,6 @@ sdg.graph @g dims [t < T] {{
     assert "t <= -2 + T" in str(sched.domains[1])
 
 
-def _reinforce(stop: str) -> str:
-    S = "!tidal.tensor<[], f32>"
-    return f"""
-sdg.graph @reinforce dims [i < I, t < T] {{
-  %w0 = sdg.param "W" dense<0.5> : tensor<4xf32> domain [] : {V}
-  %w = sdg.merge %w0[] if <i eq 0>, %u[i - 1] if <true> domain [i] : ({V}, {V}) -> {V}
-  %o0 = sdg.udf "env.reset"(%w[i]) domain [i] : ({V}) -> {V}
-  %o = sdg.merge %o0[i] if <t eq 0>, %on[i, t - 1] if <true> domain [i, t] : ({V}, {V}) -> {V}
-  %a = sdg.binary mul %w[i], %o[i, t] domain [i, t] : ({V}, {V}) -> {V}
-  %on, %r = sdg.udf "env.step"(%a[i, t]) domain [i, t] : ({V}) -> ({V}, {S})
-  %g = sdg.reduce sum [0] %r[i, {stop}] domain [i, t] : ({S}) -> {S}
-  %l = sdg.binary mul %a[i, t], %g[i, t] domain [i, t] : ({V}, {S}) -> {V}
-  %gs = sdg.reduce sum [0] %l[i, 0:T] domain [i] : ({V}) -> {V}
-  %u = sdg.binary sub %w[i], %gs[i] domain [i] : ({V}, {V}) -> {V}
-  sdg.output "w" %w[i] domain [i] : {V}
-}}"""
 
 
 @pytest.mark.parametrize("returns_kind", ["monte_carlo", "n_step"])
@@ -282,7 +261,7 @@ def test_reinforce_schedules_follow_the_returns_access_pattern(returns_kind):
     """Paper §7.4: with r[i, t:T] learning waits for the episode; with
     r[i, t:min(t + 3, T)] it runs 2 steps behind acting, in the same loop."""
     stop = "t:T" if returns_kind == "monte_carlo" else "t:min(t + 3, T)"
-    graph = graph_of(_reinforce(stop))
+    graph = graph_of(reinforce(stop, with_returns_output=False))
     tree = from_isl(schedule_graph(graph).ast())
     (outer,) = [s for s in tree if isinstance(s, For)]
     inner = loops(outer.body)

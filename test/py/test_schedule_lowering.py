@@ -8,6 +8,7 @@ from tidal.dialects import make_context
 from tidal.passes import all_pass_names, register_pass, run_pipeline, unregister_pass
 from tidal.runtime.scheduled import compile_sdg
 from tidal.runtime.scheduled.checker import ScheduleCheckError, check_schedule, record_execution
+from sdg_fixtures import UNSCHEDULABLE_FUTURE
 
 V = "!tidal.tensor<[4], f32>"
 NSTEP = f"""
@@ -102,13 +103,7 @@ def test_lowering_needs_a_schedule():
 
 
 def test_unschedulable_graph_fails_the_pass_at_the_culprit_op():
-    text = f"""
-sdg.graph @future dims [t < T] {{
-  %a = sdg.input "a" domain [] : {V}
-  %s = sdg.merge %a[] if <t eq 0>, %f[t] if <true> domain [t] : ({V}, {V}) -> {V}
-  %f = sdg.unary tanh %s[t + 1] domain [t] : ({V}) -> {V}
-  sdg.output "s" %s[t] domain [t] : {V}
-}}"""
+    text = UNSCHEDULABLE_FUTURE
     with make_context():
         module = ir.Module.parse(text)
         with pytest.raises(ir.MLIRError) as info:
