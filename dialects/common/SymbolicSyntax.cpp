@@ -72,15 +72,22 @@ private:
 
   ParseResult parseOr(Node &out) { return binaryLevel(out, kOr, {"or"}, &ExprParser::parseAnd); }
   ParseResult parseAnd(Node &out) { return binaryLevel(out, kAnd, {"and"}, &ExprParser::parseNot); }
+  /// A prefix operator (`not x`, `-x`) if `matched`, applying to `self`'s
+  /// level again (right-recursive); otherwise the next level.
+  ParseResult prefixLevel(Node &out, bool matched, const char *op, int prec,
+                          ParseResult (ExprParser::*self)(Node &),
+                          ParseResult (ExprParser::*next)(Node &)) {
+    if (!matched)
+      return (this->*next)(out);
+    Node kid;
+    if ((this->*self)(kid))
+      return failure();
+    out = Node{op, prec, {std::move(kid)}};
+    return success();
+  }
   ParseResult parseNot(Node &out) {
-    if (succeeded(p.parseOptionalKeyword("not"))) {
-      Node kid;
-      if (parseNot(kid))
-        return failure();
-      out = Node{"not", kNot, {std::move(kid)}};
-      return success();
-    }
-    return parseCmp(out);
+    return prefixLevel(out, succeeded(p.parseOptionalKeyword("not")), "not", kNot,
+                       &ExprParser::parseNot, &ExprParser::parseCmp);
   }
   ParseResult parseCmp(Node &out) {
     return binaryLevel(out, kCmp, {"eq", "ne", "lt", "le", "gt", "ge"}, &ExprParser::parseAdd,
@@ -91,14 +98,8 @@ private:
     return binaryLevel(out, kMul, {"floordiv", "mod"}, &ExprParser::parseUnary);
   }
   ParseResult parseUnary(Node &out) {
-    if (succeeded(p.parseOptionalMinus())) {
-      Node kid;
-      if (parseUnary(kid))
-        return failure();
-      out = Node{"-", kNeg, {std::move(kid)}};
-      return success();
-    }
-    return parseAtom(out);
+    return prefixLevel(out, succeeded(p.parseOptionalMinus()), "-", kNeg, &ExprParser::parseUnary,
+                       &ExprParser::parseAtom);
   }
   ParseResult parseAtom(Node &out) {
     if (succeeded(p.parseOptionalLParen())) {
