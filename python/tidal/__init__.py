@@ -11,6 +11,9 @@
     print(p.mlir())
     p.compile().run(bounds={T: 10}, inputs={"x": arr})
 
+Gradients: `td.grad(loss, [W])` (tidal.autodiff); layers: `td.nn`; optimizers
+whose state is a recurrence over an iteration dim: `td.optim`.
+
 The public API is `tidal.frontend`'s (`td.Program`, `td.input`, `td.param`,
 `td.recurrent`, `td.udf`, the ops, `td.TidalError`, ...). `td.min`/`td.max`
 are the symbolic min/max on integer expressions and reductions (or
@@ -28,6 +31,8 @@ from typing import Any
 __version__ = "0.1.0"
 
 _SYMBOLIC = ("Dim", "Expr", "Slice", "dims", "select", "simplify", "to_text")
+_SUBPACKAGES = ("autodiff", "nn", "optim")   # td.nn.Linear, td.optim.Adam, ...
+_AUTODIFF = ("grad",)                        # td.grad(loss, [W])
 
 
 def _frontend_names() -> list[str]:
@@ -39,12 +44,16 @@ def _star_names() -> list[str]:
     builtins (`input`, `sum`, `max`, `slice`, ...; use `td.sum` for those)."""
     import builtins
 
-    return [n for n in [*_SYMBOLIC, *_frontend_names()] if not hasattr(builtins, n)]
+    return [n for n in [*_SYMBOLIC, *_frontend_names(), *_AUTODIFF] if not hasattr(builtins, n)]
 
 
 def __getattr__(name: str) -> Any:
     if name in _SYMBOLIC:
         return getattr(importlib.import_module("tidal.symbolic"), name)
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"tidal.{name}")
+    if name in _AUTODIFF:
+        return getattr(importlib.import_module("tidal.autodiff"), name)
     if name.startswith("__"):
         raise AttributeError(name)
     frontend = importlib.import_module("tidal.frontend")
@@ -54,7 +63,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_SYMBOLIC) | set(_frontend_names()))
+    return sorted(set(globals()) | set(_SYMBOLIC) | set(_frontend_names()) | set(_SUBPACKAGES)
+                  | set(_AUTODIFF))
 
 
 class _All(list):

@@ -87,6 +87,20 @@ def _swap(fn):
     return method
 
 
+def _backward(self: RecurrentTensor, inputs: Any = None) -> list:
+    """`loss.backward(inputs=None)`: gradients of this scalar loss (tidal.autodiff),
+    recorded as `x.grad` for each input (default: the program's parameters)."""
+    from tidal.autodiff import backward
+
+    return backward(self, inputs)
+
+
+def _grad(self: RecurrentTensor) -> Any:
+    from tidal.autodiff import grad_of
+
+    return grad_of(self)
+
+
 def _bind() -> None:
     T = RecurrentTensor
     ops = {
@@ -131,6 +145,8 @@ def _bind() -> None:
     T.view = S.reshape
     T.select = S.take
     T.index = S.take
+    T.backward = _backward
+    T.grad = property(_grad, doc="The gradient recorded by the last `backward()` (None if none).")
     T.T = property(S.T)
     T.mT = property(lambda self: S.transpose(self, -2, -1))
 

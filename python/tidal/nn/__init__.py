@@ -1,0 +1,36 @@
+"""`td.nn`: PyTorch-style modules whose parameters are recurrent tensors.
+
+    with td.Program() as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        rng = np.random.default_rng(0)
+        mlp = td.nn.MLP([4, 16, 1], activation="tanh", domain=(i,), rng=rng)
+        y = mlp(x)                                   # x: domain (i, t), shape (4,)
+        loss = ((y - target) ** 2)[i, 0:T].mean()    # domain (i,)
+        opt = td.optim.Adam(mlp.parameters(), lr=1e-2)
+        opt.step(td.grad(loss, mlp.parameters()))   # defines W[i + 1] for every W
+
+A parameter is created by `td.nn.parameter(name, value, domain)`:
+
+* `domain=()` (the default): a `td.param`, constant everywhere (it still has
+  gradients; it cannot be stepped by an optimizer).
+* `domain=(i,)` (iteration-varying weights, Fig. 8 of the paper): a
+  `td.recurrent` over `i` with the case `W[0] = td.param(name, value)`; an
+  optimizer's `step` adds `W[i + 1] = W[i] - lr * update(g[i])`.
+
+Initial values come from a NumPy generator (`rng=`, or `seed=`), so a
+program is reproducible; `Linear` uses PyTorch's uniform(-1/sqrt(fan_in),
+1/sqrt(fan_in)) for weights and biases. Parameter names are made unique in
+the program (`linear.weight`, `linear_1.weight`, ...).
+
+Modules: `Linear`, `MLP`, `Embedding`, `RMSNorm`, `RoPE`,
+`MultiHeadAttention` (causal `0:t + 1`, window `max(0, t - w + 1):t + 1` or
+full `0:T` over a temporal dim).
+"""
+from __future__ import annotations
+
+from .attention import MultiHeadAttention, attend
+from .layers import MLP, Embedding, Linear, RMSNorm, RoPE
+from .module import Module, parameter
+
+__all__ = ["Module", "parameter", "Linear", "MLP", "Embedding", "RMSNorm", "RoPE",
+           "MultiHeadAttention", "attend"]

@@ -1,0 +1,113 @@
+"""Attention over a temporal dimension: keys and values are read temporally.
+
+At step t the query q[t] attends to the keys/values of the steps selected by
+the pattern, read with a temporal index on `dim` (other dims: the identity):
+
+    "causal"   k[0:t + 1]                     (all previous steps: a K/V cache)
+    "window"   k[max(0, t - w + 1):t + 1]     (the last w steps)
+    "full"     k[0:T]                         (every step)
+
+so the stacked K/V have the dynamic shape (t + 1, d), (min(t, w - 1) + 1, d)
+or (T, d) and the program is one recurrent-tensor program for every T.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tidal.symbolic import max_
+
+from tidal.frontend import ops_reduce as R
+from tidal.frontend import ops_shape as S
+from tidal.frontend.errors import TidalError
+from tidal.frontend.indexing import temporal_index
+from tidal.frontend.tensor import RecurrentTensor
+
+from .layers import Linear, RoPE
+from .module import Module, make_rng, unique_prefix
+
+__all__ = ["MultiHeadAttention", "attend", "temporal_window", "PATTERNS"]
+
+PATTERNS = ("causal", "window", "full")
+
+
+def temporal_window(x: RecurrentTensor, dim: Any, pattern: str = "causal",
+                    window: int | None = None) -> RecurrentTensor:
+    """x read over the pattern's slice of `dim` (a new leading axis), the identity elsewhere."""
+    program = x.program
+    d = program.dim_of(dim, "attention dimension")
+    if d not in x.domain:
+        raise TidalError(f"attention over {d.step.name}: the keys/values do not vary with "
+                         f"{d.step.name} (domain ({', '.join(e.step.name for e in x.domain)}))",
+                         "compute keys and values from inputs that vary with the attention dim")
+    t, T = d.step, d.bound
+    if pattern == "causal":
+        comp = slice(0, t + 1)
+    elif pattern == "window":
+        if not isinstance(window, int) or window < 1:
+            raise TidalError(f"window attention needs a window size >= 1, got {window!r}",
+                             "pass window=w (an int)")
+        comp = slice(max_(0, t - window + 1), t + 1)
+    elif pattern == "full":
+        comp = slice(0, T)
+    else:
+        raise TidalError(f"unknown attention pattern {pattern!r}", f"use one of {PATTERNS}")
+    return temporal_index(x, [comp if e == d else e.step for e in x.domain])
+
+
+def attend(q: Any, k: RecurrentTensor, v: RecurrentTensor, dim: Any, pattern: str = "causal",
+           window: int | None = None, scale: float | None = None) -> RecurrentTensor:
+    """Single-head attention of q (shape (d,)) over k, v (shapes (d,), (dv,)) read temporally."""
+    K = temporal_window(k, dim, pattern, window)          # (n, d)
+    V = temporal_window(v, dim, pattern, window)          # (n, dv)
+    d = k.shape[-1]
+    s = scale if scale is not None else 1.0 / math.sqrt(int(d.value))
+    w = R.softmax(R.matmul(K, q) * s, -1)                 # (n,)
+    return R.matmul(w, V)                                 # (dv,)
+
+
+class MultiHeadAttention(Module):
+    """Multi-head self-attention over the temporal dim `dim` (see the module doc).
+
+    `forward(x)`: x has per-step shape (d_model,) and varies with `dim`; the result
+    has the same shape. With `rope=True`, queries and keys are rotated by their
+    step's position (RoPE over each head) before the keys are stacked.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, *, dim: Any, pattern: str = "causal",
+                 window: int | None = None, rope: bool = False, bias: bool = False,
+                 domain: Any = (), iteration_dim: Any = None, rng: Any = None,
+                 seed: int | None = None, name: str = "mha", dtype: Any = np.float32):
+        if d_model % n_heads:
+            raise TidalError(f"d_model {d_model} is not divisible by n_heads {n_heads}",
+                             "pick n_heads dividing d_model")
+        if pattern not in PATTERNS:
+            raise TidalError(f"unknown attention pattern {pattern!r}", f"use one of {PATTERNS}")
+        rng = make_rng(rng, seed)
+        name = unique_prefix(name)
+        kw = dict(domain=domain, dim=iteration_dim, rng=rng, dtype=dtype)
+        self.q = Linear(d_model, d_model, bias, name=f"{name}.q", **kw)
+        self.k = Linear(d_model, d_model, bias, name=f"{name}.k", **kw)
+        self.v = Linear(d_model, d_model, bias, name=f"{name}.v", **kw)
+        self.o = Linear(d_model, d_model, bias, name=f"{name}.o", **kw)
+        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
+        self.dim, self.pattern, self.window = dim, pattern, window
+        self.rope = RoPE(self.head_dim, dtype=dtype) if rope else None
+
+    def forward(self, x: RecurrentTensor) -> RecurrentTensor:
+        H, dh = self.n_heads, self.head_dim
+        d = x.program.dim_of(self.dim, "attention dimension")
+        q = S.reshape(self.q(x), H, dh)
+        k = S.reshape(self.k(x), H, dh)
+        v = S.reshape(self.v(x), H, dh)
+        if self.rope is not None:
+            q, k = self.rope(q, d.step), self.rope(k, d.step)
+        K = temporal_window(k, d, self.pattern, self.window)      # (n, H, dh)
+        V = temporal_window(v, d, self.pattern, self.window)
+        K, V = S.permute(K, 1, 2, 0), S.permute(V, 1, 0, 2)       # (H, dh, n), (H, n, dh)
+        scores = R.matmul(S.unsqueeze(q, 1), K) * (1.0 / math.sqrt(dh))   # (H, 1, n)
+        w = R.softmax(scores, -1)
+        out = S.reshape(R.matmul(w, V), self.d_model)             # (H, 1, dh) -> (d_model,)
+        return self.o(out)
