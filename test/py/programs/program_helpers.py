@@ -1,8 +1,10 @@
 """Helpers of the program suite: running a program, and JAX references in float64.
 
-Every program is run with the reference interpreter (the oracle). Setting
-TIDAL_PROGRAM_BACKENDS="reference,jax" also runs them on the scheduled
-backends (slower: each compiles with isl and XLA).
+Every program runs with the reference interpreter (the oracle) and on the
+scheduled JAX runtime (`p.compile()`'s default: isl schedule, generated host
+program, XLA kernels), and the two must agree. TIDAL_PROGRAM_BACKENDS
+overrides the list (e.g. "reference" alone for a quick run, or
+"reference,jax,numpy").
 """
 import os
 
@@ -10,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-BACKENDS = [b for b in os.environ.get("TIDAL_PROGRAM_BACKENDS", "reference").split(",") if b]
+BACKENDS = [b for b in os.environ.get("TIDAL_PROGRAM_BACKENDS", "reference,jax").split(",") if b]
 
 
 def run(p, bounds, inputs=None, backend=None):
