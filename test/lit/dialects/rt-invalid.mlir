@@ -471,3 +471,9 @@ rt.program @p dims [t < T, t < I] {
 "rt.program"() <{sym_name = "p", steps = ["t-1"], bounds = ["T"]}> ({
 ^bb0:
 }) : () -> ()
+
+// -----
+rt.program @p dims [t < T] {
+  // expected-error@+1 {{shape dimension must be non-negative, got -2}}
+  %r = rt.full 0.0 domain [] : !tidal.tensor<[-2], f32>
+}

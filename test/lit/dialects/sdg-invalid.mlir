@@ -446,3 +446,9 @@ sdg.graph @p dims [t < T] {
 // expected-error@+1 {{dimension name 'T' is used twice}}
 sdg.graph @p dims [t < T, T < I] {
 }
+
+// -----
+sdg.graph @p dims [t < T] {
+  // expected-error@+1 {{shape dimension must be non-negative, got -2}}
+  %r = sdg.full 0.0 domain [] : !tidal.tensor<[-2], f32>
+}
