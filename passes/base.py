@@ -132,11 +132,19 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _split_list(text: str) -> list[str]:
-    """Splits `a,b,{c,d},"e,f"` at top-level commas."""
-    parts, depth, quote, cur = [], 0, "", []
-    for ch in text:
-        if quote:
+def top_level_pieces(text: str, is_separator) -> list[tuple[int, str]]:
+    """(offset, piece) for the pieces of `text` between separator characters
+    that stand outside quotes and brackets; empty pieces are dropped. Raises
+    ValueError(offset) for a quote or bracket left open at the end."""
+    pieces, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text + "\0"):
+        if i == len(text) or (not quote and depth == 0 and is_separator(ch)):
+            if i == len(text) and (quote or depth):
+                raise ValueError(start)
+            if text[start:i].strip():
+                pieces.append((start, text[start:i]))
+            start = i + 1
+        elif quote:
             quote = "" if ch == quote else quote
         elif ch in "\"'":
             quote = ch
@@ -144,13 +152,15 @@ def _split_list(text: str) -> list[str]:
             depth += 1
         elif ch in "})]":
             depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-            continue
-        cur.append(ch)
-    parts.append("".join(cur))
-    return [p.strip() for p in parts if p.strip()]
+    return pieces
+
+
+def _split_list(text: str) -> list[str]:
+    """Splits `a,b,{c,d},"e,f"` at top-level commas."""
+    try:
+        return [piece.strip() for _, piece in top_level_pieces(text, lambda ch: ch == ",")]
+    except ValueError:  # an unterminated quote: keep the text whole, conversion reports it
+        return [text.strip()] if text.strip() else []
 
 
 def convert_option(tp: Any, text: str | None) -> Any:

@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Union
 
-from .base import ModulePass, convert_option, pass_options
+from .base import ModulePass, convert_option, pass_options, top_level_pieces
 from .registry import UnknownPassError, get_pass
 
 __all__ = ["PipelineError", "PassRef", "Nest", "TidalStep", "UpstreamStep", "Pipeline",
@@ -190,30 +190,13 @@ def parse_elements(text: str, anchor: str = ROOT_ANCHOR) -> list[Union[PassRef, 
 def _option_items(text: str, base: int, error):
     """(key, value-or-None, offset) for each `key=value` / `key` in an
     option string; whitespace separates items outside quotes and braces."""
-    i = 0
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-            continue
-        start, depth, quote = i, 0, ""
-        while i < len(text):
-            ch = text[i]
-            if quote:
-                quote = "" if ch == quote else quote
-            elif ch in "\"'":
-                quote = ch
-            elif ch in "{([":
-                depth += 1
-            elif ch in "})]":
-                depth -= 1
-            elif ch.isspace() and depth == 0:
-                break
-            i += 1
-        if quote or depth:
-            raise error("unterminated quote or brace in pass options", base + start)
-        item = text[start:i]
+    try:
+        pieces = top_level_pieces(text, str.isspace)
+    except ValueError as e:
+        raise error("unterminated quote or brace in pass options", base + e.args[0]) from None
+    for offset, item in pieces:
         key, eq, value = item.partition("=")
-        yield key.strip(), (value if eq else None), base + start
+        yield key.strip(), (value if eq else None), base + offset
 
 
 def _bind_tidal(ref: PassRef, text: str) -> TidalStep:
