@@ -180,3 +180,20 @@ def test_a_crashing_pass_is_an_error_whose_cause_is_the_exception():
 def test_get_pass_returns_the_class_used_by_pipelines():
     (step,) = parse_pipeline("sdg-dce{keep-udfs=false}").steps
     assert type(step.pass_) is get_pass("sdg-dce") and step.pass_.keep_udfs is False
+
+
+def test_an_unterminated_bracket_in_options_is_reported_at_its_item():
+    text = "builtin.module(sdg-dce{keep-udfs=(true})"
+    with pytest.raises(PipelineError, match="unterminated quote or brace in pass options") as info:
+        parse_pipeline(text)
+    assert text[info.value.col - 1:].startswith("keep-udfs=(true")  # the caret points at the item
+
+
+def test_top_level_pieces_respects_quotes_and_brackets():
+    from tidal.passes.base import top_level_pieces
+
+    assert top_level_pieces('a, "b,c", {d, e}, [f,g]', lambda ch: ch == ",") == [
+        (0, "a"), (2, ' "b,c"'), (9, " {d, e}"), (17, " [f,g]")]
+    assert top_level_pieces("x=1  y='a b'", str.isspace) == [(0, "x=1"), (5, "y='a b'")]
+    with pytest.raises(ValueError):
+        top_level_pieces("a, (b", lambda ch: ch == ",")
