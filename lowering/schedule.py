@@ -34,7 +34,7 @@ from .polyhedral import NotConverged, Polyhedral, statement_name
 __all__ = ["ScheduleOptions", "GraphSchedule", "ScheduleError", "schedule_graph", "load_schedule"]
 
 
-class ScheduleError(Exception):
+class ScheduleError(ValueError):
     """The graph cannot be scheduled. `diagnostics` is a list of
     `(node index or None, message)`; str() is the whole report."""
 
@@ -289,5 +289,8 @@ def _cycle_error(graph: Graph, validity, isl_message: str) -> ScheduleError:
                                       f"from {graph.nodes[edge.source].describe()}"))
     if not diagnostics:
         diagnostics = [(None, isl_message)]
+    diagnostics.append((None, "hint: every recurrence needs its reads to point strictly to earlier (or "
+                              "strictly to later) points; change one read on this cycle (e.g. [t + 1] to "
+                              "[t - 1]) or compute the value outside the cycle"))
     return ScheduleError(f"cannot schedule @{graph.name}: its dependences form a cycle in which an operator "
                          f"instance must run before itself", diagnostics)
