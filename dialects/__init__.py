@@ -15,7 +15,7 @@ from mlir import ir
 from . import _tidal_dialects
 from . import _tidal_enum_gen as enums  # registers the enum attribute builders
 
-__all__ = ["register_dialects", "make_context", "plugin_path", "enums"]
+__all__ = ["register_dialects", "make_context", "plugin_path", "enums", "ops_named"]
 
 # MLIR's Python finds an op's class by importing `<prefix>.<dialect>`: make
 # `tidal.dialects.rt` / `tidal.dialects.sdg` discoverable.
@@ -45,3 +45,20 @@ def plugin_path() -> str:
     if not os.path.exists(path):
         raise FileNotFoundError(f"dialect plugin not found at {path}: reinstall tidal")
     return path
+
+
+def ops_named(root, *names: str) -> list[ir.Operation]:
+    """The ops called one of `names` under `root` (a module, an op or an op
+    view), in pre-order, without looking inside a match (for example every
+    `sdg.graph` of a module)."""
+    root = root.operation if hasattr(root, "operation") else root
+    found = []
+
+    def visit(op):
+        if op.name in names:
+            found.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from tidal.dialects import ops_named
 from tidal.dialects.attrs import (expr_text, index_components, is_tensor_type, tensor_element_type,
                                   tensor_shape)
 from tidal.symbolic import TRUE, Dim, Expr, IndexSeq, parse
@@ -125,10 +126,8 @@ def _kind_name(op: ir.Operation) -> str | None:
 
 
 def graphs_in(module) -> list[ir.Operation]:
-    """The `sdg.graph` ops at the top level of a module (or under an op)."""
-    root = module.operation if hasattr(module, "operation") else module
-    body = root.regions[0].blocks[0]
-    return [op.operation for op in body.operations if op.operation.name == "sdg.graph"]
+    """The `sdg.graph` ops of a module (or under an op)."""
+    return ops_named(module, "sdg.graph")
 
 
 def read_graph(graph_op) -> Graph:

@@ -48,6 +48,7 @@ from typing import ClassVar
 
 from mlir import ir
 
+from tidal.dialects import ops_named
 from tidal.dialects.attrs import expr_attr, expr_text, index_attr, index_components
 from tidal.symbolic import Dim, Expr, SymbolicError, parse, simplify, substitute, to_text
 
@@ -77,17 +78,7 @@ def rt_to_sdg(module: ir.Module | ir.Operation) -> None:
     """Converts every `rt.program` in `module` into an `sdg.graph`, in place.
     Raises RtToSdgError (a PassFailure) for invalid input; the program that
     failed is left as it was."""
-    root = module.operation if hasattr(module, "operation") else module
-    programs = []
-
-    def collect(op):
-        if op.name == "rt.program":
-            programs.append(op)
-            return ir.WalkResult.SKIP
-        return ir.WalkResult.ADVANCE
-
-    root.walk(collect, ir.WalkOrder.PRE_ORDER)
-    for program in programs:
+    for program in ops_named(module, "rt.program"):
         _Converter(program).run()
 
 

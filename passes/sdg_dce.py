@@ -6,6 +6,8 @@ from typing import ClassVar
 
 from mlir import ir
 
+from tidal.dialects import ops_named
+
 from .base import ModulePass, PassFailure, option
 
 __all__ = ["SdgDeadCodeElimination"]
@@ -56,17 +58,8 @@ class SdgDeadCodeElimination(ModulePass):
     keep_udfs: bool = option(True, "Keep sdg.udf ops (external state) and what they read, even if no output needs them")
 
     def run(self, op: ir.Operation) -> None:
-        graphs = []
-
-        def collect(o):
-            if o.name == "sdg.graph":
-                graphs.append(o)
-                return ir.WalkResult.SKIP
-            return ir.WalkResult.ADVANCE
-
-        op.walk(collect, ir.WalkOrder.PRE_ORDER)
         self.num_erased = 0  # for tests and callers: how many ops went
-        for graph in graphs:
+        for graph in ops_named(op, "sdg.graph"):
             self.num_erased += self._run_on_graph(graph)
 
     def _is_root(self, op: ir.Operation) -> bool:

@@ -30,6 +30,7 @@ from typing import ClassVar, Iterator
 
 from mlir import ir
 
+from tidal.dialects import ops_named
 from tidal.dialects.attrs import expr_text, index_components
 from tidal.symbolic import Dim, SymbolicError, check_slice, free_symbols, parse
 from tidal.symbolic.indexing import Slice
@@ -130,10 +131,7 @@ class SdgVerifyDependences(ModulePass):
                               "the consumer's steps and bounds, and never slice a negative size")
 
     def run(self, op: ir.Operation) -> None:
-        found = []
-        for child in op.regions[0].blocks[0].operations:
-            if child.operation.name == "sdg.graph":
-                found += dependence_errors(child.operation)
+        found = [e for graph in ops_named(op, "sdg.graph") for e in dependence_errors(graph)]
         for bad_op, message in found[1:]:
             bad_op.location.emit_error(f"'{bad_op.name}' {message}")
         if found:

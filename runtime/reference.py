@@ -42,7 +42,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from mlir import ir
 
-from tidal.dialects import make_context
+from tidal.dialects import make_context, ops_named
 from tidal.passes.rt_to_sdg import rt_to_sdg
 
 from .reference_graph import EvaluationError, Node, decode_graph, format_point
@@ -82,19 +82,6 @@ def _parse(text: str, source_name: str) -> ir.Module:
     return module
 
 
-def _ops_named(root: ir.Operation, names: Sequence[str]) -> list[ir.Operation]:
-    found = []
-
-    def visit(op):
-        if op.name in names:
-            found.append(op)
-            return ir.WalkResult.SKIP
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
 def load_graph(module: ir.Module | str, graph: str | None = None,
                source_name: str = "<input>") -> tuple[ir.Operation, ir.Operation]:
     """(root, graph): the `sdg.graph` to evaluate and the op that holds it
@@ -111,12 +98,12 @@ def load_graph(module: ir.Module | str, graph: str | None = None,
 
 
 def _load(root: ir.Operation, graph: str | None, copy: bool) -> tuple[ir.Operation, ir.Operation]:
-    if _ops_named(root, ("rt.program",)):
+    if ops_named(root, "rt.program"):
         if copy:
             root = root.clone()
         rt_to_sdg(root)
         root.verify()
-    graphs = _ops_named(root, ("sdg.graph",))
+    graphs = ops_named(root, "sdg.graph")
     names = [ir.StringAttr(g.attributes["sym_name"]).value for g in graphs]
     if graph is not None:
         if graph not in names:

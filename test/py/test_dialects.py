@@ -109,3 +109,14 @@ def test_plugin_loads_into_upstream_mlir_opt():
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert 'sdg.output "g" %6[t] domain [t] : !tidal.tensor<[4], f32>' in out.stdout
+
+
+def test_ops_named_finds_nested_matches_without_looking_inside_them(ctx):
+    from tidal.dialects import ops_named
+
+    text = (ROOT / "examples/recurrence.sdg.mlir").read_text()
+    module = ir.Module.parse(f"module {{\n{text}\n}}\n{text.replace('@recurrence', '@again')}")
+    graphs = ops_named(module, "sdg.graph")
+    assert [ir.StringAttr(g.attributes["sym_name"]).value for g in graphs] == ["recurrence", "again"]
+    assert len(ops_named(module, "sdg.output")) == 6
+    assert ops_named(module, "sdg.graph", "sdg.output") == graphs  # no descent into a match
