@@ -174,6 +174,21 @@ def constant_components(bound):
     )
 
 
+@st.composite
+def two_dim_deps(draw, sources=([T_DIM], [I_DIM, T_DIM], [T_DIM, I_DIM], [I_DIM])):
+    """(dependence, source dims) for a sink with dims (i, t): one component per
+    source dim, each reading one of the sink's dims or none (a constant)."""
+    source = draw(st.sampled_from(list(sources)))
+    components = []
+    for d in source:
+        reader = draw(st.sampled_from([d, T_DIM, I_DIM, None]))
+        if reader is None:
+            components.append(draw(constant_components(d.bound)))
+        else:
+            components.append(draw(dependent_components(reader.step, reader.bound)))
+    return IndexSeq(components, validate=False), source
+
+
 def prop(max_examples: int):
     """Settings for a property test: no deadline, no example database on disk."""
     return settings(

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symbolic_strategies import constant_components, dependent_components, prop
+from symbolic_strategies import constant_components, dependent_components, prop, two_dim_deps
 from tidal.symbolic import (
     TRUE, Dim, IndexSeq, NonInvertibleError, compile_expr, invert, parse, to_text,
 )
@@ -162,20 +162,6 @@ def test_inversion_matches_brute_force_single_dim(dep):
     # inverses travel through the MLIR text form
     assert parse(to_text(result.index, mlir=True)).same(result.index)
     assert parse(to_text(result.condition, mlir=True)).same(result.condition)
-
-
-@st.composite
-def two_dim_deps(draw):
-    """Sink (i, t); source dims: a subset/permutation of (i, t); components per source dim."""
-    source = draw(st.sampled_from([[TD], [ID, TD], [TD, ID], [ID]]))
-    components = []
-    for d in source:
-        reader = draw(st.sampled_from([d, TD, ID, None]))
-        if reader is None:
-            components.append(draw(constant_components(d.bound)))
-        else:
-            components.append(draw(dependent_components(reader.step, reader.bound)))
-    return IndexSeq(components, validate=False), source
 
 
 @prop(120)

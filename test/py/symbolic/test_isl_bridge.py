@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("islpy")
 
-from symbolic_strategies import affine_exprs, constant_components, dependent_components, prop  # noqa: E402
+from symbolic_strategies import affine_exprs, prop, two_dim_deps  # noqa: E402
 from tidal.symbolic import (  # noqa: E402
     Dim, IndexSeq, NonAffineError, Slice, compile_expr, invert, parse, to_text,
 )
@@ -122,21 +122,8 @@ def test_map_to_dependence_reports_unsupported_shapes():
 
 
 # -- properties -------------------------------------------------------------------------
-@st.composite
-def deps(draw):
-    source = draw(st.sampled_from([[TD], [ID, TD], [TD, ID]]))
-    components = []
-    for d in source:
-        reader = draw(st.sampled_from([d, TD, ID, None]))
-        if reader is None:
-            components.append(draw(constant_components(d.bound)))
-        else:
-            components.append(draw(dependent_components(reader.step, reader.bound)))
-    return IndexSeq(components, validate=False), source
-
-
 @prop(100)
-@given(deps())
+@given(two_dim_deps(sources=([TD], [ID, TD], [TD, ID])))
 def test_symbolic_inversion_agrees_with_isl_reverse(case):
     dep, source = case
     assert check_inverse_agrees(dep, [ID, TD], source), str(dep)
