@@ -102,6 +102,39 @@ def minmax_monomials(p: Poly) -> list:
 _EXPAND_CACHE: dict = {}
 
 
+def chain_poly(e: Expr, convert, cache: dict | None = None) -> Poly:
+    """The poly of a ``+ -`` chain or a ``*`` chain, given ``convert`` for its operands.
+
+    Equal to the recursive ``add``/``sub``/``mul`` of the operands' polys, but
+    the chain's left operands are visited in a loop and a sum is accumulated
+    in one dict, so a flat sum of ``n`` terms takes ``O(n)`` time and
+    constant stack depth (not ``O(n**2)`` and ``n`` levels).  The walk stops
+    at a left operand found in ``cache``.
+    """
+    product = type(e) is Mul
+    spine = []
+    while (type(e) is Mul) if product else (type(e) is Add or type(e) is Sub):
+        if spine and cache is not None and e in cache:
+            break
+        spine.append(e)
+        e = e.args[0]
+    result = convert(e)
+    if product:
+        for node in reversed(spine):
+            result = mul(result, convert(node.args[1]))
+        return result
+    result = dict(result)
+    for node in reversed(spine):
+        sign = 1 if type(node) is Add else -1
+        for mono, coef in convert(node.args[1]).items():
+            value = result.get(mono, 0) + coef * sign
+            if value:
+                result[mono] = value
+            else:
+                result.pop(mono, None)
+    return result
+
+
 def expr_to_poly(e: Expr) -> Poly:
     """Expand ``+ - *`` structurally; other nodes become atoms (no simplification)."""
     cached = _EXPAND_CACHE.get(e)
@@ -110,14 +143,10 @@ def expr_to_poly(e: Expr) -> Poly:
     kind = type(e)
     if kind is Const:
         result = const_poly(e.value)
-    elif kind is Add:
-        result = add(expr_to_poly(e.args[0]), expr_to_poly(e.args[1]))
-    elif kind is Sub:
-        result = sub(expr_to_poly(e.args[0]), expr_to_poly(e.args[1]))
+    elif kind is Add or kind is Sub or kind is Mul:
+        result = chain_poly(e, expr_to_poly, _EXPAND_CACHE)
     elif kind is Neg:
         result = scale(expr_to_poly(e.args[0]), -1)
-    elif kind is Mul:
-        result = mul(expr_to_poly(e.args[0]), expr_to_poly(e.args[1]))
     else:
         result = atom_poly(e)
     if len(_EXPAND_CACHE) > 100_000:

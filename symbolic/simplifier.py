@@ -22,7 +22,7 @@ from .expr import BOOL, INT, SEQ, SLICE, Add, Const, Expr, FloorDiv, Max, Min, M
 from .indexing import IndexSeq, Slice
 from .logic import FALSE, TRUE, BoolConst, Select
 from .poly import (
-    Poly, add, atom_poly, const_poly, constant_of, is_constant, minmax_monomials, mul,
+    Poly, add, atom_poly, chain_poly, const_poly, constant_of, is_constant, minmax_monomials,
     poly_to_expr, scale, split_floor, sub, without,
 )
 from .prover import prove_nonneg
@@ -82,14 +82,10 @@ def _int_poly_uncached(e: Expr) -> Poly:
 
 def _expand(e: Expr) -> Poly:
     kind = type(e)
-    if kind is Add:
-        return add(_expand(e.args[0]), _expand(e.args[1]))
-    if kind is Sub:
-        return sub(_expand(e.args[0]), _expand(e.args[1]))
+    if kind is Add or kind is Sub or kind is Mul:
+        return chain_poly(e, _expand)  # linear in the length of flat sums
     if kind is Neg:
         return scale(_expand(e.args[0]), -1)
-    if kind is Mul:
-        return mul(_expand(e.args[0]), _expand(e.args[1]))
     return int_poly(e)
 
 

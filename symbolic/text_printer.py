@@ -72,14 +72,8 @@ class _Printer:
             return e.name, ATOM
         if kind is BoolConst:
             return ("true" if e.value else "false"), ATOM
-        if kind is Add or kind is Sub:
-            op = "+" if kind is Add else "-"
-            return f"{self.text(a[0], ADD)} {op} {self.text(a[1], MUL)}", ADD
-        if kind is Mul:
-            return f"{self.text(a[0], MUL)} * {self.text(a[1], UNARY)}", MUL
-        if kind is FloorDiv or kind is Mod:
-            op = tok["floordiv" if kind is FloorDiv else "mod"]
-            return f"{self.text(a[0], MUL)} {op} {e.divisor}", MUL
+        if kind in _CHAIN_LEVEL:
+            return self.chain(e), _CHAIN_LEVEL[kind]
         if kind is Neg:
             return f"-{self.text(a[0], UNARY)}", UNARY
         if kind is Min or kind is Max:
@@ -101,3 +95,26 @@ class _Printer:
         if kind is IndexSeq:
             return "[" + ", ".join(self.text(x, LOWEST) for x in a) + "]", ATOM
         raise TypeError(f"cannot print {e!r}")
+
+    def chain(self, e: Expr) -> str:
+        """A left-associative run such as ``a + b - c`` or ``t // 2 * 3``.
+
+        The left operands of one level are printed in a loop, not by recursion,
+        so that long flat sums print in linear time and constant stack depth.
+        """
+        level = _CHAIN_LEVEL[type(e)]
+        tails = []
+        while _CHAIN_LEVEL.get(type(e)) == level:
+            kind, a = type(e), e.args
+            if kind is Add or kind is Sub:
+                tails.append(f" {'+' if kind is Add else '-'} {self.text(a[1], MUL)}")
+            elif kind is Mul:
+                tails.append(f" * {self.text(a[1], UNARY)}")
+            else:
+                tails.append(f" {self.tokens['floordiv' if kind is FloorDiv else 'mod']} {e.divisor}")
+            e = a[0]
+        tails.append(self.text(e, level))
+        return "".join(reversed(tails))
+
+
+_CHAIN_LEVEL = {Add: ADD, Sub: ADD, Mul: MUL, FloorDiv: MUL, Mod: MUL}

@@ -11,8 +11,34 @@ from .logic import Compare
 
 
 def free_symbols(e: Any) -> frozenset:
-    """The symbols occurring in ``e``."""
-    return as_expr(e).free_symbols
+    """The symbols occurring in ``e``.
+
+    Same as ``e.free_symbols``, computed by an explicit-stack walk that visits
+    each shared subexpression once: linear in the size of ``e`` and safe for
+    deep trees such as a long flat sum (``Expr.free_symbols`` unions the
+    children's sets at every node, recursively).  The result is cached on
+    ``e`` as the property would.
+    """
+    root = as_expr(e)
+    if root._free is not None or not root.args:
+        return root.free_symbols
+    found: set = set()
+    seen = {id(root)}
+    stack = [root]
+    while stack:
+        x = stack.pop()
+        if x._free is not None:
+            found.update(x._free)
+        elif isinstance(x, Symbol):
+            found.add(x)
+        else:
+            for a in x.args:
+                if id(a) not in seen:
+                    seen.add(id(a))
+                    stack.append(a)
+    result = frozenset(found)
+    object.__setattr__(root, "_free", result)
+    return result
 
 
 def _replacements(mapping: Mapping) -> dict:

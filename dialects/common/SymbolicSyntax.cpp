@@ -2,6 +2,7 @@
 #include "common/SymbolicSyntax.h"
 #include "common/TidalDialect.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include <memory>
@@ -15,10 +16,17 @@ namespace {
 enum Prec { kOr = 1, kAnd, kNot, kCmp, kAdd, kMul, kNeg, kAtom };
 
 /// A parsed expression, kept only to print it canonically.
+///
+/// A run of left-associative operators of one level (`a + b - c`,
+/// `x and y and z`) is one node with one kid per operand and `ops[i]` between
+/// kids i and i + 1, so that a long flat expression is a wide node, not a deep
+/// tree: parsing, printing and destroying it take linear time and constant
+/// stack. The tree's depth is bounded by the parser's nesting limit.
 struct Node {
-  std::string op;  // operator keyword, function name, or the atom's text
+  std::string op;             // atom text, function name, or prefix operator
   int prec = kAtom;
   std::vector<Node> kids;
+  std::vector<StringRef> ops; // binary operators of a chain (static strings)
 };
 
 bool isKeyword(StringRef s) {
@@ -36,11 +44,27 @@ public:
 
 private:
   AsmParser &p;
+  /// Open parentheses, function calls and prefix operators around the
+  /// current position (see kMaxExprNestingDepth).
+  unsigned depth = 0;
+
+  /// Enters one nesting level opened by the token at `loc`; fails with a
+  /// diagnostic there beyond kMaxExprNestingDepth. Pair with `leave()`.
+  ParseResult enter(SMLoc loc) {
+    if (depth >= kMaxExprNestingDepth)
+      return p.emitError(loc) << "expression nested too deeply (more than "
+                              << kMaxExprNestingDepth
+                              << " levels of parentheses, calls and prefix operators)";
+    ++depth;
+    return success();
+  }
+  void leave() { --depth; }
 
   ParseResult binaryLevel(Node &out, int prec, ArrayRef<StringRef> ops,
                           ParseResult (ExprParser::*next)(Node &), bool assoc = true) {
     if ((this->*next)(out))
       return failure();
+    bool chained = false; // `out` is this level's chain node
     while (true) {
       StringRef matched;
       for (StringRef kw : ops)
@@ -60,11 +84,17 @@ private:
       }
       if (matched.empty())
         return success();
-      Node rhs;
-      if ((this->*next)(rhs))
+      if (!chained) {
+        Node chain;
+        chain.prec = prec;
+        chain.kids.push_back(std::move(out));
+        out = std::move(chain);
+        chained = true;
+      }
+      out.kids.emplace_back();
+      if ((this->*next)(out.kids.back()))
         return failure();
-      Node bin{matched.str(), prec, {std::move(out), std::move(rhs)}};
-      out = std::move(bin);
+      out.ops.push_back(matched);
       if (!assoc) // comparisons do not chain
         return success();
     }
@@ -72,22 +102,34 @@ private:
 
   ParseResult parseOr(Node &out) { return binaryLevel(out, kOr, {"or"}, &ExprParser::parseAnd); }
   ParseResult parseAnd(Node &out) { return binaryLevel(out, kAnd, {"and"}, &ExprParser::parseNot); }
-  /// A prefix operator (`not x`, `-x`) if `matched`, applying to `self`'s
-  /// level again (right-recursive); otherwise the next level.
-  ParseResult prefixLevel(Node &out, bool matched, const char *op, int prec,
+  /// A prefix operator (`not x`, `-x`) if one was just parsed at `loc`,
+  /// applying to `self`'s level again (right-recursive, one nesting level
+  /// each); otherwise the next level.
+  ParseResult prefixLevel(Node &out, std::optional<SMLoc> loc, const char *op, int prec,
                           ParseResult (ExprParser::*self)(Node &),
                           ParseResult (ExprParser::*next)(Node &)) {
-    if (!matched)
+    if (!loc)
       return (this->*next)(out);
+    if (enter(*loc))
+      return failure();
     Node kid;
     if ((this->*self)(kid))
       return failure();
-    out = Node{op, prec, {std::move(kid)}};
+    leave();
+    out = Node{op, prec, {}, {}};
+    out.kids.push_back(std::move(kid));
     return success();
   }
+  /// The location of the prefix keyword or `-` just consumed, if any.
+  std::optional<SMLoc> optionalPrefix(bool minus) {
+    SMLoc loc = p.getCurrentLocation();
+    if (minus ? succeeded(p.parseOptionalMinus()) : succeeded(p.parseOptionalKeyword("not")))
+      return loc;
+    return std::nullopt;
+  }
   ParseResult parseNot(Node &out) {
-    return prefixLevel(out, succeeded(p.parseOptionalKeyword("not")), "not", kNot,
-                       &ExprParser::parseNot, &ExprParser::parseCmp);
+    return prefixLevel(out, optionalPrefix(/*minus=*/false), "not", kNot, &ExprParser::parseNot,
+                       &ExprParser::parseCmp);
   }
   ParseResult parseCmp(Node &out) {
     return binaryLevel(out, kCmp, {"eq", "ne", "lt", "le", "gt", "ge"}, &ExprParser::parseAdd,
@@ -98,21 +140,23 @@ private:
     return binaryLevel(out, kMul, {"floordiv", "mod"}, &ExprParser::parseUnary);
   }
   ParseResult parseUnary(Node &out) {
-    return prefixLevel(out, succeeded(p.parseOptionalMinus()), "-", kNeg, &ExprParser::parseUnary,
+    return prefixLevel(out, optionalPrefix(/*minus=*/true), "-", kNeg, &ExprParser::parseUnary,
                        &ExprParser::parseAtom);
   }
   ParseResult parseAtom(Node &out) {
+    SMLoc loc = p.getCurrentLocation();
     if (succeeded(p.parseOptionalLParen())) {
-      if (parseExpr(out) || p.parseRParen())
+      if (enter(loc) || parseExpr(out) || p.parseRParen())
         return failure();
+      leave();
       return success();
     }
     if (succeeded(p.parseOptionalKeyword("true"))) {
-      out = Node{"true", kAtom, {}};
+      out = Node{"true", kAtom, {}, {}};
       return success();
     }
     if (succeeded(p.parseOptionalKeyword("false"))) {
-      out = Node{"false", kAtom, {}};
+      out = Node{"false", kAtom, {}, {}};
       return success();
     }
     uint64_t value;
@@ -120,26 +164,26 @@ private:
     if (intResult.has_value()) {
       if (failed(*intResult))
         return failure();
-      out = Node{std::to_string(value), kAtom, {}};
+      out = Node{std::to_string(value), kAtom, {}, {}};
       return success();
     }
-    SMLoc loc = p.getCurrentLocation();
     StringRef name;
     if (failed(p.parseOptionalKeyword(&name)))
       return p.emitError(loc, "expected a symbolic expression (integer, symbol, min(...), "
                               "max(...), select(...) or parenthesised expression)");
     if (name == "min" || name == "max" || name == "select") {
-      out = Node{name.str(), kAtom, {}};
-      if (p.parseLParen())
+      out = Node{name.str(), kAtom, {}, {}};
+      SMLoc open = p.getCurrentLocation();
+      if (p.parseLParen() || enter(open))
         return failure();
       do {
-        Node arg;
-        if (parseExpr(arg))
+        out.kids.emplace_back();
+        if (parseExpr(out.kids.back()))
           return failure();
-        out.kids.push_back(std::move(arg));
       } while (succeeded(p.parseOptionalComma()));
       if (p.parseRParen())
         return failure();
+      leave();
       if (name == "select" && out.kids.size() != 3)
         return p.emitError(loc, "select takes exactly 3 arguments (condition, then, else)");
       if (name != "select" && out.kids.size() < 2)
@@ -148,11 +192,13 @@ private:
     }
     if (isKeyword(name) || !isIdentifier(name))
       return p.emitError(loc) << "'" << name << "' is not a valid symbol name";
-    out = Node{name.str(), kAtom, {}};
+    out = Node{name.str(), kAtom, {}, {}};
     return success();
   }
 };
 
+// Printing recurses once per tree level; the parser bounds the depth (a few
+// levels per nesting level), chains are printed in a loop.
 void print(const Node &n, std::string &os);
 
 void printChild(const Node &kid, int minPrec, std::string &os) {
@@ -179,8 +225,10 @@ void print(const Node &n, std::string &os) {
     return;
   }
   if (n.prec == kNeg) {
+    // `- -t` prints as `--t` (as the Python printer would), not `-(-t)`:
+    // printing never nests deeper than the input, so it parses back.
     os += '-';
-    printChild(n.kids[0], kAtom, os);
+    printChild(n.kids[0], kNeg, os);
     return;
   }
   if (n.prec == kNot) {
@@ -188,12 +236,16 @@ void print(const Node &n, std::string &os) {
     printChild(n.kids[0], kNot, os);
     return;
   }
+  // A chain: the first operand may be of the same level (left-associative,
+  // except comparisons), the others must bind tighter.
   bool chain = n.prec != kCmp;
   printChild(n.kids[0], chain ? n.prec : n.prec + 1, os);
-  os += ' ';
-  os += n.op;
-  os += ' ';
-  printChild(n.kids[1], n.prec + 1, os);
+  for (size_t i = 1; i < n.kids.size(); ++i) {
+    os += ' ';
+    os += n.ops[i - 1];
+    os += ' ';
+    printChild(n.kids[i], n.prec + 1, os);
+  }
 }
 
 } // namespace
@@ -213,6 +265,7 @@ std::optional<int64_t> asInteger(StringRef s) {
 
 SmallVector<StringRef> symbolsOf(StringRef text) {
   SmallVector<StringRef> out;
+  llvm::DenseSet<StringRef> seen;
   size_t i = 0;
   while (i < text.size()) {
     if (llvm::isAlpha(text[i]) || text[i] == '_') {
@@ -220,7 +273,7 @@ SmallVector<StringRef> symbolsOf(StringRef text) {
       while (j < text.size() && (llvm::isAlnum(text[j]) || text[j] == '_'))
         ++j;
       StringRef word = text.slice(i, j);
-      if (!isKeyword(word) && !llvm::is_contained(out, word))
+      if (!isKeyword(word) && seen.insert(word).second)
         out.push_back(word);
       i = j;
     } else {

@@ -17,6 +17,13 @@
 namespace tidal {
 class IndexAttr;
 
+/// How deeply parentheses, min/max/select calls and prefix operators (`-`,
+/// `not`) may nest in one expression; deeper input is rejected with a
+/// diagnostic instead of exhausting the stack. Flat runs of binary operators
+/// (`t + t + ... + t`) are not nesting and have no limit. The Python parser
+/// (`tidal.symbolic.parse`) enforces the same limit.
+constexpr unsigned kMaxExprNestingDepth = 256;
+
 /// Parses one expression; on success `out` holds its canonical text.
 mlir::ParseResult parseSymExprText(mlir::AsmParser &p, std::string &out);
 /// Parses one index component: an expression or a slice `a:b` / `a:b:k`.
