@@ -18,18 +18,17 @@ from mlir import ir
 from tidal.dialects import ops_named
 from tidal.dialects.attrs import (expr_text, index_components, is_tensor_type, tensor_element_type,
                                   tensor_shape)
-from tidal.symbolic import TRUE, Dim, Expr, IndexSeq, parse
+from tidal.passes.base import OpError
+from tidal.symbolic import TRUE, Dim, Expr, IndexSeq, SymbolicError, free_symbols, parse
 
 __all__ = ["Edge", "Node", "Graph", "read_graph", "graphs_in", "format_location", "GraphError"]
 
 
-class GraphError(Exception):
-    """An `sdg.graph` this layer cannot read (e.g. a non-sdg op inside it)."""
-
-    def __init__(self, message: str, op: ir.Operation | None = None):
-        super().__init__(message)
-        self.message = message
-        self.op = op
+class GraphError(OpError):
+    """An `sdg.graph` this layer cannot read or schedule (a non-sdg op inside
+    it, a dependence that does not parse or uses a step its op lacks, ...):
+    `message` and the op at fault (`op`; None for the graph). An `OpError`, so
+    a pass that lets it escape reports it at the op's location."""
 
 
 @dataclass
@@ -130,8 +129,33 @@ def graphs_in(module) -> list[ir.Operation]:
     return ops_named(module, "sdg.graph")
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _parse_at(op: ir.Operation, text: str, dims: list[Dim], allowed: set[str], what: str, kind: str):
+    """`text` parsed over the graph's dims; GraphError at `op` if it does not
+    parse, is not of `kind` ("seq": a dependence, "bool": a condition) or
+    uses a symbol other than `allowed` (the op's steps, the bounds)."""
+    try:
+        value = parse(text, dims=dims, validate=False)
+    except SymbolicError as e:
+        raise GraphError(f"'{op.name}' {what} is not a valid symbolic expression: "
+                         f"{str(e).splitlines()[0]}", op) from None
+    if getattr(value, "kind", None) != kind:
+        expected = "a condition (a boolean expression)" if kind == "bool" else "a dependence"
+        raise GraphError(f"'{op.name}' {what} is not {expected}", op)
+    outside = sorted(s.name for s in free_symbols(value) if s.name not in allowed)
+    if outside:
+        raise GraphError(f"'{op.name}' {what} uses {', '.join(outside)}, which the op's domain does not "
+                         f"provide (it may use its steps and the bounds: {', '.join(sorted(allowed))})", op)
+    return value
+
+
 def read_graph(graph_op) -> Graph:
-    """The model of one `sdg.graph` op."""
+    """The model of one `sdg.graph` op. Raises GraphError, at the op at
+    fault, for what the C++ verifiers let through but this layer cannot read
+    (see `sdg-verify-dependences`)."""
     graph_op = graph_op.operation if hasattr(graph_op, "operation") else graph_op
     steps, bounds = _strings(graph_op.attributes["steps"]), _strings(graph_op.attributes["bounds"])
     dims = [Dim(s, bound=b) for s, b in zip(steps, bounds)]
@@ -142,10 +166,19 @@ def read_graph(graph_op) -> Graph:
         for r, value in enumerate(op.results):
             producer[value] = (k, r)
     nodes = []
-    for k, op in enumerate(ops):
+    domains = []
+    for op in ops:
         if not op.name.startswith("sdg.") or "domain" not in op.attributes:
             raise GraphError(f"'{op.name}' inside sdg.graph @{name} is not an sdg operator", op)
         domain = tuple(index_components(op.attributes["domain"]))
+        unknown = [s for s in domain if s not in steps]
+        if unknown or len(set(domain)) != len(domain):
+            raise GraphError(f"'{op.name}' has domain [{', '.join(domain)}], which is not a list of distinct "
+                             f"steps of @{name} (dims [{', '.join(steps)}])", op)
+        domains.append(domain)
+    for k, op in enumerate(ops):
+        domain = domains[k]
+        allowed = set(domain) | set(bounds)
         if "deps" in op.attributes:
             deps = [index_components(a) for a in ir.ArrayAttr(op.attributes["deps"])]
         elif "dep" in op.attributes:
@@ -156,10 +189,20 @@ def read_graph(graph_op) -> Graph:
                  if "conds" in op.attributes else ["true"] * len(deps))
         edges = []
         for number, (value, comps, cond) in enumerate(zip(op.operands, deps, conds)):
+            if value not in producer:
+                raise GraphError(f"'{op.name}' operand {number} is not defined by an op of "
+                                 f"sdg.graph @{name}", op)
             source, result = producer[value]
             text = "[" + ", ".join(comps) + "]"
-            edges.append(Edge(number, source, result, parse(text, dims=dims, validate=False), text,
-                              parse(cond, dims=dims), cond))
+            what = f"operand {number} (%{source}{text})"
+            if len(comps) != len(domains[source]):
+                raise GraphError(f"'{op.name}' {what}: the dependence has {_count(len(comps), 'component')} "
+                                 f"but the producer's domain [{', '.join(domains[source])}] has "
+                                 f"{_count(len(domains[source]), 'dimension')}", op)
+            dep = _parse_at(op, text, dims, allowed, what, "seq")
+            edges.append(Edge(number, source, result, dep, text,
+                              _parse_at(op, cond, dims, allowed, f"branch {number} condition <{cond}>", "bool"),
+                              cond))
         shapes, dtypes = [], []
         for value in op.results:
             if is_tensor_type(value.type):
@@ -167,7 +210,11 @@ def read_graph(graph_op) -> Graph:
                 dtypes.append(tensor_element_type(value.type))
         attrs = {}
         if "cond" in op.attributes:  # a conditional output: only where it holds
-            attrs["cond"] = expr_text(op.attributes["cond"])
+            try:
+                attrs["cond"] = expr_text(op.attributes["cond"])
+            except TypeError as e:
+                raise GraphError(f"'{op.name}' attribute 'cond' is not a condition: {e}", op) from None
+            _parse_at(op, attrs["cond"], dims, allowed, f"condition <{attrs['cond']}>", "bool")
         if "name" in op.attributes:
             attrs["name"] = str(op.attributes["name"])
         kind = _kind_name(op)

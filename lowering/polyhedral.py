@@ -10,12 +10,23 @@ the *first* branch whose condition holds (`t ge 1`, `t mod 5 eq 0`, ...).
 `valid_domains` computes which points of each node can be computed at all: a
 point is valid if everything it reads is inside its producer's domain and
 valid itself (for a merge: the first branch that holds reads only valid
-points). It is the greatest fixpoint of that rule, found with a worklist.
-Invalid points are never executed; if an output or a UDF (which must run at
-every point of its domain) has one, the program is an error (see
+points). It is the greatest fixpoint of that rule, found with a worklist;
+when the worklist keeps shrinking a node (a recurrence whose chain of reads
+leaves the domain one step further at each round, e.g. `s[t] = f(s[t + 1])`),
+it is found in one step with isl's transitive closure of the reads. Valid
+domains are parametric: `[T] -> { S1[] : T >= 2 }` is an op that can be
+computed only when `T >= 2` (it reads `x[1]`). Invalid points are never
+executed; if an output or a UDF (which must run at every point of its
+domain) has one for some bounds, those bounds are an error (see
 `schedule.py`). The reference interpreter is demand-driven and never asks
 for an invalid point from a valid one, so executing exactly the valid points
 agrees with it.
+
+Steps and bounds appear in isl text under their `isl_name` (a name isl
+reserves, such as `floor`, gets a trailing underscore).
+
+A dependence or condition isl cannot represent (`t * t`, `t * T`) raises
+`UnsupportedDependenceError`, a `GraphError` at the op.
 
 islpy reports exceptions raised in callbacks only as warnings; this module
 uses no callbacks and checks every result it relies on.
@@ -24,15 +35,17 @@ from __future__ import annotations
 
 import islpy as isl
 
-from tidal.symbolic import And, Not, parse
-from tidal.symbolic.isl_bridge import dependence_map, domain_set
+from tidal.symbolic import And, Not, SymbolicError, parse
+from tidal.symbolic.isl_bridge import dependence_map, domain_set, isl_name
 
-from .graph import Graph, Node
+from .graph import Graph, GraphError, Node
 
-__all__ = ["Polyhedral", "statement_name", "NotConverged", "BOX"]
+__all__ = ["Polyhedral", "statement_name", "NotConverged", "UnsupportedDependenceError", "BOX"]
 
 # Dependence distances beyond this are "unbounded" (they grow with a bound).
 BOX = 1 << 20
+# isl operations the transitive closure of the valid-domain fallback may take.
+CLOSURE_OPERATIONS = 2_000_000
 
 
 def statement_name(index: int) -> str:
@@ -47,6 +60,18 @@ class NotConverged(Exception):
         self.nodes = nodes
 
 
+class UnsupportedDependenceError(GraphError):
+    """A dependence or condition of `op` that the scheduler cannot represent
+    in isl (not affine: `t * t`, `t * T`, ...)."""
+
+
+# One isl context for the process: islpy never frees a context that has held
+# objects, so a context per compile leaked ~6 KB per schedule (300 KB per
+# compile of a small program with gradients). Options that a compile sets on it
+# (schedule_configure) are set again by every compile before use.
+_SHARED_CONTEXT = isl.Context()
+
+
 class Polyhedral:
     """isl sets and maps of one graph, in one isl context.
 
@@ -56,8 +81,13 @@ class Polyhedral:
 
     def __init__(self, graph: Graph, ctx: isl.Context | None = None, fixed: dict | None = None):
         self.graph = graph
-        self.ctx = ctx or isl.Context()
-        bounds = graph.bounds
+        self.ctx = ctx or _SHARED_CONTEXT
+        names = graph.steps + graph.bounds
+        for a, b in ((a, b) for a in names for b in names if a != b):
+            if isl_name(a) == isl_name(b) or isl_name(a) == b:
+                raise GraphError(f"sdg.graph @{graph.name}: the dimension names '{a}' and '{b}' are the same "
+                                 f"name in isl ('{isl_name(a)}'); rename one", graph.op)
+        bounds = [isl_name(b) for b in graph.bounds]
         self.params = isl.Set.read_from_str(self.ctx, f"[{', '.join(bounds)}] -> {{ : }}").get_space()
         self.context = self._set(f"[{', '.join(bounds)}] -> {{ : {' and '.join(f'{b} >= 1' for b in bounds) or '0 = 0'} }}")
         self.fixed = dict(fixed or {})
@@ -69,11 +99,16 @@ class Polyhedral:
 
     # -- construction ----------------------------------------------------------------
     def _fix(self, obj):
+        return self.fix(obj, self.fixed)
+
+    def fix(self, obj, values: dict):
+        """`obj` (a set or map of this context) with its parameters aligned
+        and the bounds named in `values` (bound name -> int) fixed."""
         obj = obj.align_params(self.params)
-        for name, value in self.fixed.items():
-            pos = obj.find_dim_by_name(isl.dim_type.param, name)
+        for name, value in values.items():
+            pos = obj.find_dim_by_name(isl.dim_type.param, isl_name(name))
             if pos >= 0:
-                obj = obj.fix_val(isl.dim_type.param, pos, isl.Val.int_from_si(self.ctx, value))
+                obj = obj.fix_val(isl.dim_type.param, pos, isl.Val.read_from_str(self.ctx, str(int(value))))
         return obj
 
     def _set(self, text: str) -> isl.Set:
@@ -82,22 +117,29 @@ class Polyhedral:
     def _add_node(self, node: Node) -> None:
         dims = self.graph.dims_of(node)
         name = statement_name(node.index)
-        cond = parse(node.attrs["cond"], dims=self.graph.dims) if "cond" in node.attrs else True
-        full = self._fix(domain_set(dims, cond, ctx=self.ctx).set_tuple_name(name)).intersect_params(
-            self._fix(self.context))
-        self.full[node.index] = full
-        regions, reads, earlier = [], [], []
-        for edge in node.edges:
-            cond = And(edge.cond, *[Not(c) for c in earlier]) if node.name == "sdg.merge" else edge.cond
-            if node.name == "sdg.merge":
-                earlier.append(edge.cond)
-                region = self._fix(domain_set(dims, cond, ctx=self.ctx).set_tuple_name(name)).intersect(full)
-                regions.append(region)
-            source_dims = self.graph.dims_of(edge.source)
-            m = dependence_map(dims, edge.dep, source_dims, cond, restrict_source=False, ctx=self.ctx)
-            m = m.set_tuple_name(isl.dim_type.in_, name)
-            m = m.set_tuple_name(isl.dim_type.out, statement_name(edge.source))
-            reads.append(self._fix(m).intersect_domain(full))
+        what = f"'{node.name}' condition <{node.attrs.get('cond')}>"
+        try:
+            cond = parse(node.attrs["cond"], dims=self.graph.dims) if "cond" in node.attrs else True
+            full = self._fix(domain_set(dims, cond, ctx=self.ctx).set_tuple_name(name)).intersect_params(
+                self._fix(self.context))
+            self.full[node.index] = full
+            regions, reads, earlier = [], [], []
+            for edge in node.edges:
+                what = f"'{node.name}' branch {edge.number} condition <{edge.cond_text}>"
+                cond = And(edge.cond, *[Not(c) for c in earlier]) if node.name == "sdg.merge" else edge.cond
+                if node.name == "sdg.merge":
+                    earlier.append(edge.cond)
+                    region = self._fix(domain_set(dims, cond, ctx=self.ctx).set_tuple_name(name)).intersect(full)
+                    regions.append(region)
+                what = f"'{node.name}' operand {edge.number} (%{edge.source}{edge.dep_text})"
+                source_dims = self.graph.dims_of(edge.source)
+                m = dependence_map(dims, edge.dep, source_dims, cond, restrict_source=False, ctx=self.ctx)
+                m = m.set_tuple_name(isl.dim_type.in_, name)
+                m = m.set_tuple_name(isl.dim_type.out, statement_name(edge.source))
+                reads.append(self._fix(m).intersect_domain(full))
+        except SymbolicError as e:
+            raise UnsupportedDependenceError(f"{what} cannot be scheduled: {str(e).splitlines()[0]}",
+                                             node.op) from None
         self.regions[node.index] = regions
         self.reads[node.index] = reads
 
@@ -117,7 +159,18 @@ class Polyhedral:
 
     def valid_domains(self, max_updates: int = 6) -> dict[int, isl.Set]:
         """The greatest fixpoint of "a point is valid if all it reads is valid".
-        Raises NotConverged when some node shrinks more than `max_updates` times."""
+        A worklist first; when some node shrinks more than `max_updates`
+        times, the fixpoint from the transitive closure of the reads
+        (`closure_valid_domains`). Raises NotConverged when neither works."""
+        try:
+            return self._worklist(max_updates)
+        except NotConverged:
+            valid = self.closure_valid_domains()
+            if valid is None:
+                raise
+            return valid
+
+    def _worklist(self, max_updates: int) -> dict[int, isl.Set]:
         nodes = self.graph.nodes
         valid = {n.index: self.full[n.index] for n in nodes}
         consumers: dict[int, set[int]] = {n.index: set() for n in nodes}
@@ -143,6 +196,55 @@ class Polyhedral:
                     queued.add(c)
         return valid
 
+    def closure_valid_domains(self) -> dict[int, isl.Set] | None:
+        """The greatest fixpoint in one step: a point is invalid iff a chain
+        of reads from it (through the first branch that holds, at merges)
+        reaches a point that fails by itself: one that reads outside its
+        producer's domain, or a merge point where no branch holds. None if
+        isl's transitive closure is not exact or the result is not a
+        fixpoint (never an approximation)."""
+        nodes = self.graph.nodes
+        local = None      # points that fail by themselves
+        reads = None      # sink instance -> source instance, inside the source's domain
+        for node in nodes:
+            k = node.index
+            fails = self.full[k].subtract(self.full[k])
+            if node.name == "sdg.merge":
+                covered = fails
+                for region in self.regions[k]:
+                    covered = covered.union(region)
+                fails = self.full[k].subtract(covered)
+            for edge, read in zip(node.edges, self.reads[k]):
+                source = self.full[edge.source]
+                fails = fails.union(read.intersect_range(source.complement()).domain())
+                inside = isl.UnionMap.from_map(read.intersect_range(source))
+                reads = inside if reads is None else reads.union(inside)
+            fails = isl.UnionSet.from_set(fails)
+            local = fails if local is None else local.union(fails)
+        if local is None:
+            return {}
+        invalid = local
+        if reads is not None:
+            before = self.ctx.get_max_operations()
+            self.ctx.reset_operations()
+            self.ctx.set_max_operations(CLOSURE_OPERATIONS)   # a fallback: give up rather than hang
+            try:
+                closure, exact = reads.transitive_closure()
+            except isl.Error:
+                return None
+            finally:
+                self.ctx.set_max_operations(before)
+                self.ctx.reset_operations()
+            if not exact:
+                return None
+            invalid = invalid.union(closure.intersect_range(local).domain())
+        valid = {n.index: self.full[n.index].subtract(invalid.extract_set(self.full[n.index].get_space()))
+                 .coalesce() for n in nodes}
+        for node in nodes:
+            if node.edges and not self._valid_of(node, valid).is_equal(valid[node.index]):
+                return None
+        return valid
+
     # -- dependences --------------------------------------------------------------------
     def validity(self, valid: dict) -> list[tuple[int, int, isl.Map]]:
         """`(sink, operand, map source instance -> sink instance)` for every
@@ -163,8 +265,9 @@ class Polyhedral:
         """`{ S<k>[own steps] -> [all graph steps, absent ones 0] }`."""
         steps = self.graph.steps
         own = self.graph.nodes[index].domain
-        target = ", ".join(s if s in own else "0" for s in steps)
-        return isl.Map.read_from_str(self.ctx, f"{{ {statement_name(index)}[{', '.join(own)}] -> [{target}] }}")
+        target = ", ".join(isl_name(s) if s in own else "0" for s in steps)
+        return isl.Map.read_from_str(
+            self.ctx, f"{{ {statement_name(index)}[{', '.join(isl_name(s) for s in own)}] -> [{target}] }}")
 
     def is_bounded(self, source: int, sink: int, m: isl.Map) -> bool:
         """Whether the dependence distance of `m` (source -> sink instances)
@@ -178,5 +281,6 @@ class Polyhedral:
         deltas = full.deltas()
         box = " and ".join(f"-{BOX} <= d{i} <= {BOX}" for i in range(len(self.graph.steps)))
         names = ", ".join(f"d{i}" for i in range(len(self.graph.steps)))
-        box_set = self._set(f"[{', '.join(self.graph.bounds)}] -> {{ [{names}] : {box} }}")
+        params = ", ".join(isl_name(b) for b in self.graph.bounds)
+        box_set = self._set(f"[{params}] -> {{ [{names}] : {box} }}")
         return bool(deltas.is_subset(self._fix(box_set)))

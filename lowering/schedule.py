@@ -19,19 +19,32 @@ prologue/epilogue guards. Both are options.
 
 Unschedulable programs raise `ScheduleError`, whose `diagnostics` name the
 operators (with their MLIR locations) and the dependence expressions at fault.
+
+Outputs and UDFs must run at every point of their domain. Valid domains are
+parametric in the bounds, so an output may be computable for some bounds
+only: `y = x[0] + x[1]` reads `x` at `t = 1`, which exists when `T >= 2`.
+Such a program is scheduled for the bounds where it can run: the schedule
+keeps one `Requirement` per such output or UDF (the isl set of bounds where
+all its points can be computed) and `GraphSchedule.check_bounds(bounds)`,
+called before a run, raises `UncomputableError` naming the op whose read
+leaves a domain, its location and the bound (`needs input "x" at t = 1 but
+T = 1`). Only a program that cannot run for any bounds with every bound at
+least 2 is refused here (a `ScheduleError` with a witness such as `T = 2`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import islpy as isl
 
-from tidal.symbolic.isl_bridge import points
+from tidal.symbolic.isl_bridge import isl_name, points
 
 from .graph import Graph
 from .polyhedral import NotConverged, Polyhedral, statement_name
 
-__all__ = ["ScheduleOptions", "GraphSchedule", "ScheduleError", "schedule_graph", "load_schedule"]
+__all__ = ["ScheduleOptions", "GraphSchedule", "ScheduleError", "Requirement", "UncomputableError",
+           "schedule_graph", "load_schedule"]
 
 
 class ScheduleError(ValueError):
@@ -42,6 +55,40 @@ class ScheduleError(ValueError):
         self.summary = summary
         self.diagnostics = diagnostics
         super().__init__("\n".join([summary] + ["  " + m for _, m in diagnostics]))
+
+
+class UncomputableError(RuntimeError):
+    """A run whose bounds leave a point that an output or a UDF needs
+    uncomputable (a chain of reads that leaves a producer's domain). str()
+    starts with the location of the op whose read leaves the domain.
+
+    Attributes: `location` (`file:line:col` of that op), `op` (its label,
+    e.g. `%1 = sdg.binary add`), `node` (its index), `required` (index of the
+    output or UDF), `bounds` ({name: value}) and `condition` (the bounds the
+    program needs, as text: `T >= 2`)."""
+
+    def __init__(self, message: str, *, location: str | None = None, op: str | None = None,
+                 node: int | None = None, required: int | None = None, bounds: dict | None = None,
+                 condition: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.op = op
+        self.node = node
+        self.required = required
+        self.bounds = dict(bounds or {})
+        self.condition = condition
+
+
+@dataclass
+class Requirement:
+    """An output or UDF that can be computed at every point of its domain
+    only for some bounds: `params` is that isl parameter set, `condition`
+    the same as text (`T >= 2`)."""
+
+    node: int
+    params: isl.Set
+    condition: str
 
 
 @dataclass
@@ -61,6 +108,15 @@ class GraphSchedule:
     proximity: list[tuple[int, int, isl.Map]]
     schedule: isl.Schedule
     options: ScheduleOptions = field(default_factory=ScheduleOptions)
+    requirements: list[Requirement] = field(default_factory=list)
+
+    def check_bounds(self, bounds: Mapping[str, int]) -> None:
+        """Raises UncomputableError if, with `bounds` ({bound name: int >= 1}),
+        some output or UDF has a point that cannot be computed. Cheap when
+        every bound works (no requirements): call it before every run."""
+        for req in self.requirements:
+            if self.poly.fix(req.params, bounds).is_empty():
+                raise uncomputable_error(self, req, bounds)
 
     def text(self) -> str:
         return str(self.schedule)
@@ -76,14 +132,17 @@ class GraphSchedule:
     def statements(self) -> list[int]:
         return sorted(k for k, d in self.domains.items() if not d.is_empty())
 
-    def check(self) -> None:
-        """Every validity pair runs source first (isl results are re-checked)."""
+    def check(self, what: str | None = None) -> None:
+        """Every validity pair runs source first (isl results are re-checked;
+        `what` names a schedule that was not computed here)."""
         theta = self.schedule_map()
         before = theta.lex_lt_union_map(theta)
         for sink, number, m in self.validity:
             if not isl.UnionMap.from_map(m).is_subset(before):
                 node = self.graph.nodes[sink]
-                raise ScheduleError(f"internal error: the schedule of @{self.graph.name} violates a dependence",
+                summary = (f"{what} violates a dependence (re-run sdg-schedule)" if what else
+                           f"internal error: the schedule of @{self.graph.name} violates a dependence")
+                raise ScheduleError(summary,
                                     [(sink, f"{node.describe()} operand {number} "
                                             f"({node.edges[number].dep_text})")])
 
@@ -125,15 +184,15 @@ def _derive(graph: Graph, options: ScheduleOptions, ctx: isl.Context | None = No
         domains = poly.valid_domains(options.max_updates)
     except NotConverged as e:
         raise _invalid_points_error(graph, e.nodes) from None
-    _check_required(graph, poly, domains)
+    requirements = _requirements(graph, poly, domains)
     validity = [v for v in poly.validity(domains) if not v[2].is_empty()]
-    return poly, domains, validity
+    return poly, domains, validity, requirements
 
 
 def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> GraphSchedule:
     """Computes the schedule of `graph`; raises ScheduleError if there is none."""
     options = options or ScheduleOptions()
-    poly, domains, validity = _derive(graph, options)
+    poly, domains, validity, requirements = _derive(graph, options)
     _configure(poly.ctx, options)
     live = [k for k in sorted(domains) if not domains[k].is_empty()]
     if not live:
@@ -158,7 +217,7 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
         if options.separate:
             schedule = _separate(schedule)
     result = GraphSchedule(graph, poly, domains, validity,
-                           proximity if live else [], schedule, options)
+                           proximity if live else [], schedule, options, requirements)
     result.check()
     return result
 
@@ -166,19 +225,19 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
 def load_schedule(graph: Graph, text: str) -> GraphSchedule:
     """A GraphSchedule from a schedule tree saved with `text()`."""
     options = ScheduleOptions()
-    poly, domains, validity = _derive(graph, options)
+    poly, domains, validity, requirements = _derive(graph, options)
     try:
         schedule = isl.Schedule.read_from_str(poly.ctx, text)
     except isl.Error as e:
         raise ScheduleError(f"invalid schedule attribute for @{graph.name}: {e}", []) from None
-    result = GraphSchedule(graph, poly, domains, validity, [], schedule, options)
+    result = GraphSchedule(graph, poly, domains, validity, [], schedule, options, requirements)
     expected = isl.UnionSet.empty(poly.context.get_space())
     for k in result.statements():
         expected = expected.add_set(domains[k])
     if not schedule.get_domain().is_equal(expected):
         raise ScheduleError(f"the schedule attribute of @{graph.name} does not match its operators "
                             f"(re-run sdg-schedule)", [])
-    result.check()
+    result.check(f"the schedule attribute of @{graph.name}")
     return result
 
 
@@ -186,11 +245,52 @@ def load_schedule(graph: Graph, text: str) -> GraphSchedule:
 _REQUIRED = ("sdg.output", "sdg.udf")
 
 
-def _check_required(graph: Graph, poly: Polyhedral, domains: dict) -> None:
-    """Outputs and UDFs run at every point of their domain: all must be valid."""
+def _param_point(s: isl.Set) -> dict | None:
+    """The lexicographically smallest bounds in the parameter set `s`."""
+    names = [s.get_dim_name(isl.dim_type.param, i) for i in range(s.dim(isl.dim_type.param))]
+    moved = s.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, len(names))
+    if moved.is_empty():
+        return None
+    found = points(moved.lexmin())
+    return dict(zip(names, found[0])) if found else None
+
+
+def _condition_text(s: isl.Set, context: isl.Set) -> str:
+    """`T >= 2` for `[T] -> { : T >= 2 }` (simplified knowing every bound >= 1)."""
+    text = str(s.gist(context).coalesce())
+    body = text[text.index("{") + 1:text.rindex("}")].strip()
+    body = body[1:].strip() if body.startswith(":") else body
+    return body or "true"
+
+
+def _requirements(graph: Graph, poly: Polyhedral, domains: dict) -> list[Requirement]:
+    """Outputs and UDFs run at every point of their domain: for each that has
+    points that cannot be computed for some bounds, the bounds where it can.
+    Raises ScheduleError if no bounds with every bound >= 2 work for all."""
+    requirements = []
+    ok_all = poly.context
     for node in graph.nodes:
-        if node.name in _REQUIRED and not poly.full[node.index].is_subset(domains[node.index]):
-            raise _invalid_points_error(graph, [node.index])
+        k = node.index
+        if node.name not in _REQUIRED:
+            continue
+        bad = poly.full[k].subtract(domains[k])
+        if bad.is_empty():
+            continue
+        ok = poly.context.subtract(bad.params()).coalesce()
+        requirements.append(Requirement(k, ok, _condition_text(ok, poly.context)))
+        ok_all = ok_all.intersect(ok)
+    if requirements:
+        at_least_2 = poly.context
+        for name in [poly.params.get_dim_name(isl.dim_type.param, i)
+                     for i in range(poly.params.dim(isl.dim_type.param))]:
+            at_least_2 = at_least_2.intersect(poly._set(f"[{name}] -> {{ : {name} >= 2 }}"))
+        if ok_all.intersect(at_least_2).is_empty():
+            witness = _param_point(at_least_2.subtract(ok_all))
+            fixed = None if witness is None else {b: witness.get(isl_name(b), 2) for b in graph.bounds}
+            culprits = [r.node for r in requirements
+                        if witness is None or poly.fix(r.params, fixed).is_empty()]
+            raise _invalid_points_error(graph, culprits, fixed)
+    return requirements
 
 
 def _point_text(graph: Graph, node_index: int, p: tuple) -> str:
@@ -198,8 +298,11 @@ def _point_text(graph: Graph, node_index: int, p: tuple) -> str:
     return ", ".join(f"{n} = {v}" for n, v in zip(names, p)) or "its only point"
 
 
-def _trace(graph: Graph, poly: Polyhedral, valid: dict, k: int, p: tuple) -> list[tuple[int, str]]:
-    """Why point `p` of node `k` cannot be computed, one line per step."""
+def _trace(graph: Graph, poly: Polyhedral, valid: dict, k: int, p: tuple):
+    """Why point `p` of node `k` cannot be computed, one line per step:
+    `(lines, fault)`, where `fault` is `(node, point, operand, source point)`
+    for the read that leaves its producer's domain, `(node, point, None,
+    None)` for a merge point where no branch holds, or None."""
     lines, seen = [], set()
     while True:
         node = graph.nodes[k]
@@ -212,7 +315,7 @@ def _trace(graph: Graph, poly: Polyhedral, valid: dict, k: int, p: tuple) -> lis
             if not taken:
                 conds = ", ".join(f"<{e.cond_text}>" for e in node.edges)
                 lines.append((k, f"{where}: no branch condition holds ({conds})"))
-                return lines
+                return lines, (k, p, None, None)
             edges = taken[:1]
         for b in edges:
             edge = node.edges[b]
@@ -222,11 +325,10 @@ def _trace(graph: Graph, poly: Polyhedral, valid: dict, k: int, p: tuple) -> lis
             outside = read.subtract(poly.full[edge.source])
             if not outside.is_empty():
                 q = points(outside.lexmin())[0]
-                dom = ", ".join(f"0 <= {d.step.name} < {d.bound.name}" for d in graph.dims_of(src)) or "a single point"
                 lines.append((k, f"{where}: {branch}reads %{edge.source}{edge.dep_text}, which includes "
                                  f"{_point_text(graph, edge.source, q)} outside the domain of "
-                                 f"{src.describe()} ({dom})"))
-                return lines
+                                 f"{src.describe()} ({_domain_text(graph, src)})"))
+                return lines, (k, p, b, q)
             bad = read.subtract(valid[edge.source])
             if not bad.is_empty():
                 q = points(bad.lexmin())[0]
@@ -238,15 +340,21 @@ def _trace(graph: Graph, poly: Polyhedral, valid: dict, k: int, p: tuple) -> lis
                 break
         else:
             lines.append((k, f"{where}: cannot be computed"))
-            return lines
+            return lines, None
 
 
-def _invalid_points_error(graph: Graph, nodes: list[int]) -> ScheduleError:
-    """Finds a concrete bound value and a point that cannot be computed and
-    explains the chain of reads that leads outside a domain."""
+def _domain_text(graph: Graph, node) -> str:
+    return ", ".join(f"0 <= {d.step.name} < {d.bound.name}" for d in graph.dims_of(node)) or "a single point"
+
+
+def _invalid_points_error(graph: Graph, nodes: list[int], witness: dict | None = None) -> ScheduleError:
+    """Finds concrete bounds (`witness` first, then every bound 2, 3, 4, ...)
+    and a point that cannot be computed and explains the chain of reads that
+    leads outside a domain."""
     required = [n.index for n in graph.nodes if n.name in _REQUIRED] + list(nodes)
-    for value in (2, 3, 4, 6, 8, 12):
-        fixed = {b: value for b in graph.bounds}
+    candidates = [witness] if witness else []
+    candidates += [{b: value for b in graph.bounds} for value in (2, 3, 4, 6, 8, 12)]
+    for fixed in candidates:
         poly = Polyhedral(graph, fixed=fixed)
         valid = poly.valid_domains(max_updates=10 ** 6)
         for k in required:
@@ -254,19 +362,72 @@ def _invalid_points_error(graph: Graph, nodes: list[int]) -> ScheduleError:
             if bad.is_empty():
                 continue
             p = points(bad.lexmin())[0]
-            lines = _trace(graph, poly, valid, k, p)
+            lines, _ = _trace(graph, poly, valid, k, p)
             node = graph.nodes[k]
-            bounds = ", ".join(f"{b} = {value}" for b in graph.bounds)
+            bounds = ", ".join(f"{b} = {fixed[b]}" for b in graph.bounds)
+            example = f" (e.g. with {bounds})" if bounds else ""
             looping = len({d[0] for d in lines}) < len(lines) or any(
                 "which needs" in m for _, m in lines[1:])
             if looping and len(lines) > 1:
                 lines.append((None, "the dependences above form a chain that never reaches a base case "
                                     "(a recurrence must read points its definition by cases provides)"))
             return ScheduleError(f"cannot schedule @{graph.name}: {node.describe()} needs values that can "
-                                 f"never be computed (e.g. with {bounds}):", lines)
+                                 f"never be computed{example}:", lines)
     names = ", ".join(graph.nodes[k].describe() for k in nodes)
-    return ScheduleError(f"cannot schedule @{graph.name}: the computable points of {names} do not converge", 
+    return ScheduleError(f"cannot schedule @{graph.name}: the computable points of {names} do not converge",
                          [(k, graph.nodes[k].describe()) for k in nodes])
+
+
+def _value_name(node) -> str:
+    """How a run-time message names a value: `input "x"` or `'%3 = sdg.merge'`."""
+    if node.name in ("sdg.input", "sdg.param"):
+        return f'{node.name.split(".")[1]} {node.attrs.get("name", "")}'.strip()
+    return f"'{node.label}'"
+
+
+def uncomputable_error(sched: GraphSchedule, req: Requirement, bounds: Mapping[str, int]) -> UncomputableError:
+    """The error of a run with `bounds` outside `req.params`: the op whose read
+    leaves a domain (location, point, what it needs and the bound that
+    excludes it) and the chain of reads from the output or UDF to it."""
+    graph, poly = sched.graph, sched.poly
+    fixed = {b: int(bounds[b]) for b in graph.bounds if b in bounds}
+    bounds_text = ", ".join(f"{b} = {v}" for b, v in fixed.items())
+    target = graph.nodes[req.node]
+    fpoly = Polyhedral(graph, ctx=poly.ctx, fixed=fixed)
+    valid = {k: fpoly.fix(v, fixed) for k, v in sched.domains.items()}
+    bad = fpoly.full[req.node].subtract(valid[req.node])
+    lines, fault = ([], None) if bad.is_empty() else _trace(graph, fpoly, valid, req.node,
+                                                             points(bad.lexmin())[0])
+    common = dict(required=req.node, bounds=fixed, condition=req.condition)
+    tail = (f"{target.describe()} cannot be computed with {bounds_text}; "
+            f"@{graph.name} needs {req.condition}")
+    if fault is None:
+        return UncomputableError(f"{target.location}: {tail}" + "".join(f"\n  {m}" for _, m in lines),
+                                 location=target.location, op=target.label, node=req.node, **common)
+    k, p, b, q = fault
+    node = graph.nodes[k]
+    at = f" at {_point_text(graph, k, p)}" if node.domain else ""
+    if b is None:
+        conds = ", ".join(f"<{e.cond_text}>" for e in node.edges)
+        what = f"has no branch whose condition holds ({conds}) with {bounds_text}"
+    else:
+        edge = node.edges[b]
+        src = graph.nodes[edge.source]
+        over = [d for d, c in zip(graph.dims_of(src), q) if c >= fixed.get(d.bound.name, c + 1)]
+        where = f"{_value_name(src)} at {_point_text(graph, edge.source, q)}"
+        if over:
+            what = f"needs {where} but " + " and ".join(f"{d.bound.name} = {fixed[d.bound.name]}" for d in over)
+        else:
+            what = f"needs {where}, before the start of its domain"
+        what += (f" (it reads %{edge.source}{edge.dep_text}; {_value_name(src)} at {src.location} has "
+                 f"{_domain_text(graph, src)})")
+    so = "" if k == req.node else f", so {tail}"
+    if k == req.node:
+        what += f"; @{graph.name} needs {req.condition}"
+    message = f"{node.location}: '{node.label}'{at} {what}{so}"
+    if len(lines) > 1:
+        message += "".join(f"\n  {m}" for _, m in lines)
+    return UncomputableError(message, location=node.location, op=node.label, node=k, **common)
 
 
 def _cycle_error(graph: Graph, validity, isl_message: str) -> ScheduleError:

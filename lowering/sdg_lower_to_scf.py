@@ -43,7 +43,7 @@ from .graph import GraphError, graphs_in, read_graph
 from .loop_ast import from_isl
 from .schedule import ScheduleError, load_schedule
 from .sdg_schedule import culprit
-from .to_scf import SCHEDULE_ATTR, lower_to_text
+from .to_scf import SCHEDULE_ATTR, lower_to_text, symbol_ref
 
 __all__ = ["SdgLowerToScf", "lower_graph_op"]
 
@@ -54,13 +54,21 @@ def lower_graph_op(graph_op: ir.Operation) -> list[ir.Operation]:
     if SCHEDULE_ATTR not in graph_op.attributes:
         raise PassFailure(f"sdg.graph @{graph.name} has no {SCHEDULE_ATTR} attribute: run sdg-schedule first",
                           graph_op)
-    text = ir.StringAttr(graph_op.attributes[SCHEDULE_ATTR]).value
+    attr = graph_op.attributes[SCHEDULE_ATTR]
+    if not isinstance(attr, ir.StringAttr):
+        raise PassFailure(f"the {SCHEDULE_ATTR} attribute of sdg.graph @{graph.name} is not a string "
+                          f"(re-run sdg-schedule)", graph_op)
+    text = ir.StringAttr(attr).value
     try:
         sched = load_schedule(graph, text)
     except ScheduleError as e:
         raise PassFailure(str(e), culprit(graph, e)) from None
+    try:
+        tree = from_isl(sched.ast())
+    except ValueError as e:  # a hand-written schedule attribute isl scans with unsupported loops
+        raise PassFailure(f"cannot lower the schedule of sdg.graph @{graph.name}: {e}", graph_op) from None
     _erase_previous(graph_op, graph.name)
-    source = lower_to_text(graph, from_isl(sched.ast()), sched.statements())
+    source = lower_to_text(graph, tree, sched.statements())
     parsed = ir.Module.parse(source, graph_op.context)
     new_ops, anchor = [], graph_op
     for op in list(parsed.body.operations):
@@ -78,7 +86,7 @@ def _erase_previous(graph_op: ir.Operation, name: str) -> None:
     for op in list(block.operations):
         op = op.operation
         if op.name == "func.func" and "tidal.graph" in op.attributes and \
-                str(op.attributes["tidal.graph"]) == f"@{name}":
+                str(op.attributes["tidal.graph"]) == symbol_ref(name):
             op.erase()
 
 

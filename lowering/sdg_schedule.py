@@ -62,10 +62,9 @@ class SdgSchedule(ModulePass):
         for graph_op in graphs_in(op):
             try:
                 graph = read_graph(graph_op)
-            except GraphError as e:
-                raise PassFailure(e.message, e.op or graph_op) from None
-            try:
                 sched = schedule_graph(graph, options)
+            except GraphError as e:  # unreadable, or a dependence isl cannot represent
+                raise PassFailure(e.message, e.op or graph_op) from None
             except ScheduleError as e:
                 raise PassFailure(str(e), culprit(graph, e)) from None
             graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text())

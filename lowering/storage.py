@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from tidal.symbolic import AccessPattern, classify, parse
+from tidal.symbolic.isl_bridge import isl_name
 
 from .polyhedral import statement_name
 from .schedule import GraphSchedule
@@ -104,17 +105,20 @@ def is_safe(sched: GraphSchedule, node: int, result: int, axes: list[AxisPlan]) 
     poly = sched.poly
     k = node
     name = statement_name(k)
-    steps = [a.step for a in axes]
+    params = [isl_name(b) for b in sched.graph.bounds]
+    prefix = "s"  # isl names of the steps, distinct from every parameter and from each other
+    while any(p.startswith(prefix) or p.startswith("e_" + prefix) for p in params):
+        prefix += "_"
+    steps = [f"{prefix}{i}" for i in range(len(axes))]
     primed = [f"{s}__2" for s in steps]
     same = []
-    for a, p in zip(axes, primed):
+    for a, s, p in zip(axes, steps, primed):
         if a.mode == "block":
-            same.append(f"{p} = {a.step}")
+            same.append(f"{p} = {s}")
         else:
-            same.append(f"exists (e_{a.step} : {p} = {a.step} + {a.size} * e_{a.step})")
+            same.append(f"exists (e_{s} : {p} = {s} + {a.size} * e_{s})")
     differ = " or ".join(f"{p} < {s} or {p} > {s}" for s, p in zip(steps, primed))
-    params = ", ".join(sched.graph.bounds)
-    text = (f"[{params}] -> {{ {name}[{', '.join(steps)}] -> {name}[{', '.join(primed)}] : "
+    text = (f"[{', '.join(params)}] -> {{ {name}[{', '.join(steps)}] -> {name}[{', '.join(primed)}] : "
             f"{' and '.join(same)} and ({differ}) }}")
     same_slot = isl.Map.read_from_str(poly.ctx, text).align_params(poly.params)
     domain = sched.domains[k]

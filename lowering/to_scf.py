@@ -7,10 +7,10 @@ to a private declaration carrying the node's number, so the program uses
 upstream dialects only and maps back to the graph:
 
     func.func private @g_op3(index) attributes {tidal.graph = @g, tidal.op = "%3 = sdg.binary add", tidal.op_index = 3 : i64}
-    func.func @g_run(%T: index) attributes {tidal.bounds = ["T"], tidal.graph = @g} {
+    func.func @g_run(%arg0: index) attributes {tidal.bounds = ["T"], tidal.graph = @g} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      scf.for %i0 = %c0 to %T step %c1 {
+      scf.for %i0 = %c0 to %arg0 step %c1 {
         func.call @g_op3(%i0) : (index) -> ()
       }
       return
@@ -22,11 +22,14 @@ The schedule stays parametric: compile once, run with any bounds. The
 from __future__ import annotations
 
 import json
+import re
+
+from tidal.symbolic.isl_bridge import isl_name
 
 from .graph import Graph
 from .loop_ast import Exec, For, If, format_expr
 
-__all__ = ["run_function_name", "op_function_name", "lower_to_text", "SCHEDULE_ATTR"]
+__all__ = ["run_function_name", "op_function_name", "lower_to_text", "symbol_ref", "SCHEDULE_ATTR"]
 
 SCHEDULE_ATTR = "tidal.schedule"
 _BOOL_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not"}
@@ -43,6 +46,14 @@ def op_function_name(graph: Graph, index: int) -> str:
     return f"{graph.name}_op{index}"
 
 
+_BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+def symbol_ref(name: str) -> str:
+    """`@name` as MLIR text (quoted unless `name` is a bare identifier)."""
+    return f"@{name}" if _BARE_ID.fullmatch(name) else f"@{_string(name)}"
+
+
 def _string(text: str) -> str:
     return json.dumps(text)  # a valid MLIR string literal for printable text
 
@@ -50,7 +61,9 @@ def _string(text: str) -> str:
 class _Emitter:
     def __init__(self, bounds: list[str]):
         self.lines: list[str] = []
-        self.scopes: list[dict] = [{("var", b): f"%{b}" for b in bounds}]
+        # the schedule AST names a bound by its isl name (`floor_` for `floor`);
+        # the SSA names `%argN` cannot clash with constants, loops or temporaries
+        self.scopes: list[dict] = [{("var", isl_name(b)): f"%arg{i}" for i, b in enumerate(bounds)}]
         self.counter = 0
         self.depth = 1
 
@@ -138,7 +151,8 @@ def _emit_body(em: _Emitter, graph: Graph, stmts: list) -> None:
             assert isinstance(s, Exec)
             args = [em.value(a) for a in s.args]
             types = ", ".join("index" for _ in args)
-            em.line(f"func.call @{op_function_name(graph, s.node)}({', '.join(args)}) : ({types}) -> ()")
+            em.line(f"func.call {symbol_ref(op_function_name(graph, s.node))}({', '.join(args)}) : "
+                    f"({types}) -> ()")
 
 
 def lower_to_text(graph: Graph, tree: list, statements: list[int]) -> str:
@@ -148,17 +162,17 @@ def lower_to_text(graph: Graph, tree: list, statements: list[int]) -> str:
     for k in statements:
         node = graph.nodes[k]
         types = ", ".join("index" for _ in node.domain)
-        out.append(f"func.func private @{op_function_name(graph, k)}({types}) attributes "
-                   f"{{tidal.graph = @{graph.name}, tidal.op = {_string(node.label)}, "
+        out.append(f"func.func private {symbol_ref(op_function_name(graph, k))}({types}) attributes "
+                   f"{{tidal.graph = {symbol_ref(graph.name)}, tidal.op = {_string(node.label)}, "
                    f"tidal.op_index = {k} : i64}}")
     em = _Emitter(graph.bounds)
     _emit_body(em, graph, tree)
     em.depth = 1
     em.line("return")
-    args = ", ".join(f"%{b}: index" for b in graph.bounds)
+    args = ", ".join(f"%arg{i}: index" for i in range(len(graph.bounds)))
     bounds = ", ".join(_string(b) for b in graph.bounds)
-    out.append(f"func.func @{run_function_name(graph)}({args}) attributes "
-               f"{{tidal.bounds = [{bounds}], tidal.graph = @{graph.name}}} {{")
+    out.append(f"func.func {symbol_ref(run_function_name(graph))}({args}) attributes "
+               f"{{tidal.bounds = [{bounds}], tidal.graph = {symbol_ref(graph.name)}}} {{")
     out += em.lines
     out.append("}")
     return "\n".join(out) + "\n"

@@ -17,7 +17,10 @@ operation in place through the MLIR Python API:
 
 A pass reports a user-facing failure by raising `PassFailure(message, op)` or
 by emitting an error diagnostic on an op (`op.location.emit_error(...)`);
-either fails the pipeline with that diagnostic.
+either fails the pipeline with that diagnostic. Code a pass calls (the
+scheduler, a graph reader) raises `OpError` (or a subclass) for input it
+cannot handle: the runner reports it the same way, at the op's location,
+never as an internal error.
 
 In a pipeline string options are spelt with dashes (`{max-iters=3}`, the
 field `max_iters`); underscores are accepted too.
@@ -31,18 +34,25 @@ from typing import Any, ClassVar
 
 from mlir import ir
 
-__all__ = ["ModulePass", "PassFailure", "OptionSpec", "option", "pass_options", "convert_option",
+__all__ = ["ModulePass", "OpError", "PassFailure", "OptionSpec", "option", "pass_options", "convert_option",
            "format_option_value"]
 
 
-class PassFailure(Exception):
-    """Raised by a pass to fail the pipeline with an error diagnostic at `op`
-    (the root operation when `op` is None)."""
+class OpError(Exception):
+    """A user-facing problem with the input IR, about one op: `message` and
+    `op` (None: the root operation). Any layer below the passes may raise it
+    (or a subclass); a Tidal pass that lets it escape fails with an error
+    diagnostic at `op`'s location (`file:line:col: error: message`)."""
 
     def __init__(self, message: str, op: ir.Operation | ir.OpView | None = None):
         super().__init__(message)
         self.message = message
         self.op = op
+
+
+class PassFailure(OpError):
+    """Raised by a pass to fail the pipeline with an error diagnostic at `op`
+    (the root operation when `op` is None)."""
 
 
 def option(default: Any, help: str = "") -> Any:

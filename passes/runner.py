@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 from mlir import ir, passmanager
 
-from .base import ModulePass, PassFailure
+from .base import ModulePass, OpError
 from .pipeline import Pipeline, PipelineError, TidalStep, parse_pipeline
 from .registry import UnknownPassError, get_pass
 
@@ -82,9 +82,10 @@ def _upstream_error(message: str, captured: str) -> tuple[str, int | None]:
 
 
 class _TidalPassRunner:
-    """The callable MLIR runs for one Tidal pass. Turns PassFailure, error
-    diagnostics and unexpected exceptions into a failed pass with an error
-    diagnostic; never lets an exception escape into MLIR."""
+    """The callable MLIR runs for one Tidal pass. Turns OpError (PassFailure
+    and the errors of the layers a pass calls, reported at their op), error
+    diagnostics and unexpected exceptions (internal errors) into a failed
+    pass with an error diagnostic; never lets an exception escape into MLIR."""
 
     def __init__(self, pass_: ModulePass):
         self.pass_ = pass_
@@ -102,7 +103,7 @@ class _TidalPassRunner:
         failed = False
         try:
             self.pass_.run(op)
-        except PassFailure as e:
+        except OpError as e:
             failed = True
             location = op.location
             if e.op is not None:

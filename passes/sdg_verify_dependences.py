@@ -5,7 +5,8 @@ producer too, with exact symbolic reasoning (`tidal.symbolic`):
 
 * a dependence has one component per dimension of the producer's domain;
 * it uses only the consumer's steps and the graph's bounds (and so does every
-  merge condition);
+  merge condition and the condition of a conditional `sdg.output`, which
+  must be boolean);
 * every slice component has a size that cannot be negative at any point of
   the consumer's domain (`t + 1:t` or `t:3` are rejected).
 
@@ -73,12 +74,16 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _check_expression(text: str, dims: list[Dim], allowed: set[str], what: str) -> str | None:
-    """An error message for `text`, or None if it is valid here."""
+def _check_expression(text: str, dims: list[Dim], allowed: set[str], what: str,
+                      condition: bool = False) -> str | None:
+    """An error message for `text` (a condition if `condition`), or None if
+    it is valid here."""
     try:
         expr = parse(text, dims=dims, validate=False)
     except SymbolicError as e:
         return f"{what} '{text}' is not a valid symbolic expression: {e}"
+    if condition and getattr(expr, "kind", None) != "bool":
+        return f"{what} '{text}' is not a condition (a boolean expression)"
     outside = sorted(s.name for s in free_symbols(expr) if s.name not in allowed)
     if outside:
         return (f"{what} '{text}' uses {', '.join(outside)}, which the consumer's domain does not "
@@ -116,7 +121,18 @@ def dependence_errors(graph: ir.Operation) -> list[tuple[ir.Operation, str]]:
                     errors.append((op, message))
         if "conds" in op.attributes:
             for k, cond in enumerate(ir.ArrayAttr(op.attributes["conds"])):
-                message = _check_expression(expr_text(cond), dims, allowed, f"branch {k} condition")
+                message = _check_expression(expr_text(cond), dims, allowed, f"branch {k} condition",
+                                            condition=True)
+                if message:
+                    errors.append((op, message))
+        if op.name == "sdg.output" and "cond" in op.attributes:  # a discardable attribute: unverified
+            try:
+                text = expr_text(op.attributes["cond"])
+            except TypeError:
+                errors.append((op, f"attribute 'cond' must be a #tidal.expr condition, got "
+                                   f"{op.attributes['cond']}"))
+            else:
+                message = _check_expression(text, dims, allowed, "condition", condition=True)
                 if message:
                     errors.append((op, message))
     return errors

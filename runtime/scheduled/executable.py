@@ -229,6 +229,7 @@ class Executable:
         """Runs the program for `bounds`; returns {output name: value} like
         `tidal.runtime.reference.evaluate`."""
         bounds = self._check_bounds(bounds)
+        self.sched.check_bounds(bounds)  # UncomputableError if an output or UDF needs a missing point
         stores = self.allocate(bounds, inputs or {})
         self.ns.update(stores)
         self.ns.update(bounds)

@@ -276,3 +276,81 @@ def test_reinforce_schedules_follow_the_returns_access_pattern(returns_kind):
         assert len(steady) == 1, format_loop_nest(tree, graph)
         loop, args = steady[0]
         assert args[5] == [outer.var, loop.var] and args[6] == [outer.var, f"{loop.var} - 2"]
+
+
+# -- domain reduction with parameters (issue 8.3) -------------------------------------------
+PAIR = f"""
+sdg.graph @pair dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %y = sdg.binary add %x[0], %x[1] domain [] : ({V}, {V}) -> {V}
+  sdg.output "y" %y[] domain [] : {V}
+}}"""
+
+# s[0] = a; s[t] = s[t - 1] + x[t - 6]: s[1..] can never be computed (x[-5] at
+# the bottom of every chain), and the worklist discovers that one point per
+# round; the output only needs s[0].
+FAR_BASE = f"""
+sdg.graph @far dims [t < T] {{
+  %a = sdg.input "a" domain [] : {V}
+  %x = sdg.input "x" domain [t] : {V}
+  %s = sdg.merge %a[] if <t eq 0>, %f[t - 1] if <true> domain [t] : ({V}, {V}) -> {V}
+  %f = sdg.binary add %s[t], %x[t - 5] domain [t] : ({V}, {V}) -> {V}
+  sdg.output "s" %s[0] domain [] : {V}
+}}"""
+
+
+def test_an_op_computable_for_some_bounds_is_scheduled_under_that_condition():
+    from tidal.lowering.schedule import UncomputableError
+    sched = schedule_graph(graph_of(PAIR))
+    assert str(sched.domains[1]).endswith("{ S1[] : T >= 2 }")
+    assert [(r.node, r.condition) for r in sched.requirements] == [(2, "T >= 2")]
+    tree = from_isl(sched.ast())
+    guards = [s for s in walk(tree) if isinstance(s, If)]
+    assert any({e.node for e in walk(g.then) if isinstance(e, Exec)} >= {1, 2} for g in guards), \
+        format_loop_nest(tree)
+    for T in (2, 3, 100):
+        sched.check_bounds({"T": T})
+    with pytest.raises(UncomputableError) as info:
+        sched.check_bounds({"T": 1})
+    error = info.value
+    assert str(error).startswith("-:4:") and error.location.startswith("-:4:")     # the add, not the output
+    assert 'needs input "x" at t = 1 but T = 1 (it reads %0[1]' in str(error)
+    assert (error.node, error.required, error.bounds, error.condition) == (1, 2, {"T": 1}, "T >= 2")
+    again = load_schedule(sched.graph, sched.text())                    # sdg-lower-to-scf's view
+    assert [r.condition for r in again.requirements] == ["T >= 2"]
+
+
+def test_the_valid_domain_fixpoint_converges_with_the_transitive_closure():
+    sched = schedule_graph(graph_of(FAR_BASE))
+    assert str(sched.domains[2]).endswith("{ S2[t = 0] : T > 0 }")     # only the base case
+    assert sched.domains[3].is_empty()
+    assert sched.requirements == []
+
+
+def test_a_recurrence_that_only_runs_with_a_bound_of_1_is_still_an_error():
+    """s[t] = tanh(s[t + 1]) with s[0] = a works only at T = 1: refused."""
+    with pytest.raises(ScheduleError, match=r"\(e\.g\. with T = 2\)"):
+        schedule_graph(graph_of(UNSCHEDULABLE_FUTURE))
+
+
+@pytest.mark.parametrize("dep, error", [
+    ("t * t", "cannot be scheduled: dependence `[t * t]` is not affine"),
+    ("t * T", "cannot be scheduled: dependence `[t * T]` is not affine"),
+    ("t floordiv T", "is not a valid symbolic expression: `t // T`"),
+    ("i", "uses i, which the op's domain does not provide"),
+    ("t, 0", "the dependence has 2 components but the producer's domain [t] has 1 dimension"),
+])
+def test_unsupported_dependences_are_graph_errors_at_the_op(dep, error):
+    from tidal.lowering.graph import GraphError
+    from tidal.passes.base import OpError
+    text = f"""
+sdg.graph @g dims [t < T, i < I] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %y = sdg.unary neg %x[{dep}] domain [t] : ({V}) -> {V}
+  sdg.output "y" %y[t] domain [t] : {V}
+}}"""
+    with pytest.raises(GraphError) as info:
+        schedule_graph(graph_of(text))
+    assert isinstance(info.value, OpError) and info.value.op is not None
+    assert str(info.value.op.location) == 'loc("-":4:8)'
+    assert error in info.value.message, info.value.message

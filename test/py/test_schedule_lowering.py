@@ -171,3 +171,54 @@ def test_one_compile_many_bounds():
         sig = 1 / (1 + np.exp(-1.0))
         expected = [min(3, T - t) * sig for t in range(T)]
         np.testing.assert_allclose(out[:, 0], expected, rtol=1e-6)
+
+
+# -- names and inputs the verifiers let through (issue 8.8) ---------------------------------
+KEYWORDS = f"""
+sdg.graph @keywords dims [floor < exists, t < c0] {{
+  %x = sdg.input "x" domain [floor, t] : {V}
+  %s = sdg.merge %x[floor, t] if <t eq 0>, %y[floor, t - 1] if <true> domain [floor, t] : ({V}, {V}) -> {V}
+  %y = sdg.unary tanh %s[floor, t] domain [floor, t] : ({V}) -> {V}
+  %w = sdg.reduce sum [0] %y[floor, max(0, t - 2):t + 1] domain [floor, t] : ({V}) -> {V}
+  %l = sdg.reduce sum [0] %x[exists - 1 - floor, 0:c0] domain [floor] : ({V}) -> {V}
+  sdg.output "w" %w[floor, t] domain [floor, t] : {V}
+  sdg.output "l" %l[floor] domain [floor] : {V}
+}}"""
+
+
+def test_dimension_names_isl_reserves_schedule_store_and_run():
+    """`floor` and `exists` are isl keywords, `c0` the name of isl's first loop iterator."""
+    from tidal.runtime.reference import evaluate
+    exe = compile_sdg(KEYWORDS, backend="numpy")
+    assert exe.store_kinds()["%2"] == "window [floor:ring(1), t:window(3)]"   # verified with isl
+    for bounds in ({"exists": 1, "c0": 1}, {"exists": 2, "c0": 5}, {"exists": 3, "c0": 2}):
+        x = np.random.default_rng(0).normal(size=(bounds["exists"], bounds["c0"], 4)).astype(np.float32)
+        got = exe.run(bounds, {"x": x})
+        want = evaluate(KEYWORDS, bounds, {"x": x})
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-5, err_msg=f"{name} {bounds}")
+
+
+def test_a_graph_name_that_needs_quoting_lowers():
+    text = NSTEP.replace("@g ", '@"my graph" ')
+    with make_context():
+        module = ir.Module.parse(text)
+        run_pipeline(module, PIPELINE)
+        run_pipeline(module, "builtin.module(sdg-lower-to-scf)")      # lowering twice: same functions
+        names = [op.operation.attributes["sym_name"] for op in module.body.operations
+                 if op.operation.name == "func.func"]
+    assert [str(n) for n in names] == ['"my graph_op0"', '"my graph_op1"', '"my graph_op2"', '"my graph_op3"',
+                                       '"my graph_run"']
+
+
+@pytest.mark.parametrize("pipeline", [PIPELINE, "builtin.module(sdg-schedule)"])
+def test_a_non_affine_dependence_fails_the_pass_at_its_op(pipeline):
+    text = NSTEP.replace("%r[t:min(t + 3, T)]", "%r[t * t:T]")
+    with make_context():
+        module = ir.Module.parse(text)
+        with pytest.raises(ir.MLIRError) as info:
+            run_pipeline(module, pipeline)
+    assert info.value.__cause__ is None                       # not an internal error
+    (diag,) = info.value.error_diagnostics
+    assert str(diag.location) == 'loc("-":5:8)'
+    assert diag.message.startswith("'sdg.reduce' operand 0 (%1[t * t:T]) cannot be scheduled")
