@@ -46,6 +46,7 @@ from .expr import (
     max_,
     min_,
     set_numeric_promotion,
+    set_user_error_hook,
     smax,
     smin,
     structurally_equal,
@@ -67,6 +68,7 @@ __all__ = [
     "Min", "Max", "min_", "max_", "smin", "smax", "Compare", "And", "Or", "Not", "Select",
     "select", "BoolConst", "TRUE", "FALSE", "true", "false", "Slice", "IndexSeq", "index_seq",
     "as_expr", "as_component", "structurally_equal", "RESERVED_WORDS", "set_numeric_promotion",
+    "set_user_error_hook",
     # operations
     "simplify", "evaluate", "compile_expr", "compile_source", "substitute", "free_symbols",
     "slice_size", "check_slice", "classify", "AccessPattern", "Access", "invert", "Inversion",

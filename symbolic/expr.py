@@ -29,7 +29,7 @@ import re
 import weakref
 from typing import Any, ClassVar, Iterator
 
-from .errors import SymbolicTypeError
+from .errors import SymbolicError, SymbolicTypeError
 
 INT, BOOL, SLICE, SEQ = "int", "bool", "slice", "seq"
 
@@ -135,12 +135,18 @@ class Expr:
             result = simplify(self)
             if isinstance(result, BoolConst):
                 return result.value
-            raise SymbolicTypeError(
+            raise _user_error(SymbolicTypeError(
                 f"the truth value of the symbolic condition `{self}` is unknown "
                 f"(it simplifies to `{result}`, not to a constant); use e.same(other) "
                 f"for structural equality or evaluate(e, env) for a value"
-            )
-        raise SymbolicTypeError(f"the {self.kind} expression `{self}` has no truth value")
+            ), "bool", self)
+        raise _user_error(SymbolicTypeError(f"the {self.kind} expression `{self}` has no truth value"),
+                          "bool", self)
+
+    def __index__(self) -> int:
+        # int(), float(), range(), list indices; Const overrides it with its value.
+        raise _user_error(SymbolicTypeError(f"the {self.kind} expression `{self}` is symbolic, not a Python int"),
+                          "int", self)
 
     # -- arithmetic -----------------------------------------------------------
     def __add__(self, other):
@@ -169,19 +175,19 @@ class Expr:
 
     def __floordiv__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else FloorDiv(self, o)
+        return NotImplemented if o is None else _user_op(FloorDiv, "floordiv", self, o)
 
     def __rfloordiv__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else FloorDiv(o, self)
+        return NotImplemented if o is None else _user_op(FloorDiv, "floordiv", o, self)
 
     def __mod__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else Mod(self, o)
+        return NotImplemented if o is None else _user_op(Mod, "mod", self, o)
 
     def __rmod__(self, other):
         o = _coerce(other)
-        return NotImplemented if o is None else Mod(o, self)
+        return NotImplemented if o is None else _user_op(Mod, "mod", o, self)
 
     def __neg__(self):
         return Neg(self)
@@ -192,22 +198,25 @@ class Expr:
     def __truediv__(self, other):
         if _promotable(other):
             return _promoted(self, "__truediv__", other)
-        raise SymbolicTypeError(f"true division of `{self}` is not supported; use // (floor division)")
+        raise _user_error(SymbolicTypeError(f"true division of `{self}` is not supported; use // (floor division)"),
+                          "truediv", self, other)
 
     def __rtruediv__(self, other):
         if _promotable(other):
             return _promoted(self, "__rtruediv__", other)
-        raise SymbolicTypeError(f"true division by `{self}` is not supported; use // (floor division)")
+        raise _user_error(SymbolicTypeError(f"true division by `{self}` is not supported; use // (floor division)"),
+                          "truediv", other, self)
 
     def __pow__(self, other):
         if _promotable(other):
             return _promoted(self, "__pow__", other)
-        raise SymbolicTypeError(f"powers of `{self}` are not supported")
+        raise _user_error(SymbolicTypeError(f"powers of `{self}` are not supported"), "pow", self, other)
 
     def __rpow__(self, other):
         if _promotable(other):  # 0.99 ** i: a learning-rate schedule
             return _promoted(self, "__rpow__", other)
-        raise SymbolicTypeError(f"powers with exponent `{self}` are not supported")
+        raise _user_error(SymbolicTypeError(f"powers with exponent `{self}` are not supported"),
+                          "pow", other, self)
 
     # -- comparisons (build expressions, see the module docstring) -----------
     def _compare(self, op: str, other):
@@ -298,6 +307,44 @@ def _promoted(expr: Expr, method: str, other: Any) -> Any:
     if not _promotable(other):
         return NotImplemented
     return getattr(_numeric_promotion(expr), method)(other)
+
+
+# -- errors at the user's line -----------------------------------------------
+# Python calls some methods on behalf of user code: `if t > 0:` and `max(t, 1)`
+# (__bool__), `range(T)` and `int(T)` (__index__), `t / 2`, `t ** 2`, `t // T`.
+# A higher layer (the frontend) may register how to report those mistakes
+# (e.g. naming the user's line and what to write instead), without this base
+# layer importing it.
+_user_error_hook: Any = None
+
+
+def set_user_error_hook(hook: Any) -> Any:
+    """Register `hook(error, operation, operands) -> exception | None`, called
+    before one of the errors above is raised (`operation` is "bool", "int",
+    "truediv", "pow", "floordiv" or "mod"; `operands` the operation's operands):
+    a returned exception is raised instead of `error`, None raises `error`.
+    Returns the previous hook (None restores the default)."""
+    global _user_error_hook
+    previous, _user_error_hook = _user_error_hook, hook
+    return previous
+
+
+def _user_error(error: Exception, operation: str, *operands: Any) -> Exception:
+    if _user_error_hook is not None:
+        replaced = _user_error_hook(error, operation, operands)
+        if replaced is not None:
+            return replaced
+    return error
+
+
+def _user_op(cls: type, operation: str, *operands: Any) -> Expr:
+    try:
+        return cls(*operands)
+    except SymbolicError as error:
+        replaced = _user_error(error, operation, *operands)
+        if replaced is error:
+            raise
+        raise replaced from None
 
 
 def _coerce(value: Any) -> Expr | None:

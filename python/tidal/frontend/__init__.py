@@ -5,7 +5,8 @@ Node, RecurrentTensor, Case), `graph` (node creation, domain inference),
 `indexing` (x[...], s[...] = v, outputs), `checks` (definition checks),
 `creation`, `ops_elementwise`, `ops_reduce`, `ops_shape`, `methods`
 (operators and methods), `dtypes`, `shapes`, `emit` (MLIR text),
-`executable` (compile/run), `errors` (TidalError, locations).
+`executable` (compile/run), `errors` (TidalError, locations), `protocols` (Python
+and NumPy protocols: `if t > 0:`, `range(T)`, `np.exp(x)` raise TidalErrors).
 """
 from . import methods as _methods  # noqa: F401  (binds operators and methods)
 from .creation import (arange, bernoulli, constant, full, full_like, input, ones, ones_like, param,
@@ -30,6 +31,14 @@ from .tensor import Case, Node, RecurrentTensor
 from tidal.symbolic import set_numeric_promotion as _set_numeric_promotion  # noqa: E402
 
 _set_numeric_promotion(symbol)
+
+# `if t > 0:`, `range(T)`, `t / 2`, `max(t, 1)` in user code: TidalErrors at the
+# user's line saying what to write instead (protocols.py).
+from tidal.symbolic import set_user_error_hook as _set_user_error_hook  # noqa: E402
+
+from .protocols import symbolic_user_error as _symbolic_user_error  # noqa: E402
+
+_set_user_error_hook(_symbolic_user_error)
 
 __all__ = [
     "Program", "current_program", "RecurrentTensor", "Node", "Case", "Masked", "TidalError",

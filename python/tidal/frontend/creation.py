@@ -89,7 +89,7 @@ def recurrent(shape: Any = (), dtype: Any = "float32", domain: Any = (),
 def constant(value: Any, dtype: Any = None, program: Program | None = None) -> RecurrentTensor:
     """An `rt.constant` holding a NumPy-convertible value."""
     program = _program(program, "td.constant")
-    if dtype is None and dt.is_weak_scalar(value):
+    if dtype is None and dt.is_python_scalar(value):
         dtype = dt.promote([], [dt.weak_kind(value)])
     return _constant(program, value, None if dtype is None else dt.as_dtype(dtype))
 
@@ -109,7 +109,7 @@ def full(shape: Any, value: Any, dtype: Any = None, domain: Any = (),
     if not isinstance(value, numbers.Number):
         raise TidalError(f"full: fill value {value!r} is not a number", "pass a number or a scalar tensor")
     if dtype is None:
-        dtype = dt.promote([], [dt.weak_kind(value)]) if dt.is_weak_scalar(value) else np.asarray(value).dtype
+        dtype = dt.promote([], [dt.weak_kind(value)]) if dt.is_python_scalar(value) else np.asarray(value).dtype
     dtype = dt.as_dtype(dtype)
     shp = as_shape(_shape_args(shape) if isinstance(shape, tuple) else shape, program, "shape")
     dom = program.as_domain(domain, "domain")

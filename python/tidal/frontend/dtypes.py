@@ -1,11 +1,26 @@
 """Element types: the NumPy dtypes Tidal supports, promotion, MLIR names.
 
 Promotion follows NumPy 2 (`np.result_type` on the tensors' dtypes), with
-Python scalars (and symbolic integer expressions) *weak*, as in NumPy 2 and
-JAX: `float32 tensor * 0.5` stays float32, `int32 tensor + 1` stays int32;
-a scalar of a higher kind raises the kind (`int32 tensor * 0.5` is float64,
-`bool tensor + 1` is int64). With only weak operands, a Python float is
-float32 (the default float), an int int64, a bool bool.
+scalars *weak*: Python scalars, symbolic integer expressions, and NumPy
+scalars (`np.float64(0.125)`, `np.float32(2)`, `np.int64(3)`, `np.bool_`:
+what `np.sqrt(hd)` or `arr.sum()` return) join an operation by their kind
+only, and the tensor's dtype wins, as in PyTorch:
+
+* `float32 tensor * 0.5` and `float32 tensor * np.float64(0.5)` are float32,
+  `int32 tensor + 1` and `int32 tensor + np.int64(1)` are int32;
+* a scalar of a higher kind raises the kind to the *default* dtype of that
+  kind, as in JAX: `int32 tensor * 0.5` is float32 (the default float),
+  `bool tensor + 1` is int64 (the default int, Tidal's index type);
+* with only weak operands, a float is float32, an int int64, a bool bool.
+
+NumPy *arrays*, 0-d ones included (`np.array(0.5)`), keep their dtype
+(strong), as in NumPy and JAX. JAX keeps NumPy scalars strong too; in its
+default 32-bit mode it first narrows `np.float64` to float32, so
+`float32 array * np.float64(2)` is float32 there as here, but
+`float16 array * np.float32(2)` is float32 in JAX and float16 in Tidal
+(PyTorch's rule: the scalar does not choose the dtype). Creating a tensor
+from a NumPy scalar (`td.constant(np.float64(1))`, `td.full(s, np.float64(1))`)
+keeps its dtype.
 Which dtype an operation computes in is asked from NumPy itself (e.g.
 `np.exp` of int16 is float32, `int / int` is float64).
 """
@@ -18,7 +33,7 @@ import numpy as np
 
 from .errors import TidalError
 
-__all__ = ["as_dtype", "mlir_name", "promote", "weak_kind", "is_weak_scalar",
+__all__ = ["as_dtype", "mlir_name", "promote", "weak_kind", "is_weak_scalar", "is_python_scalar",
            "DEFAULT_FLOAT", "INDEX", "BOOL", "ufunc_result", "reduction_result"]
 
 _MLIR = {
@@ -53,14 +68,22 @@ def mlir_name(dt: np.dtype) -> str:
     return _MLIR[np.dtype(dt)]
 
 
-def is_weak_scalar(value: Any) -> bool:
-    """Python bools, ints and floats (not NumPy scalars) are weakly typed."""
+def is_python_scalar(value: Any) -> bool:
+    """Python bools, ints and floats (not NumPy scalars)."""
     return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+
+
+def is_weak_scalar(value: Any) -> bool:
+    """Operands typed by their kind only: Python and NumPy bool/int/float scalars
+    (not arrays, not 0-d arrays)."""
+    if isinstance(value, np.generic):
+        return value.dtype.kind in "biuf"
+    return is_python_scalar(value)
 
 
 def weak_kind(value: Any) -> int:
     """0 for bool, 1 for int, 2 for float."""
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         return 0
     if isinstance(value, numbers.Integral):
         return 1
@@ -72,7 +95,7 @@ def _kind(dt: np.dtype) -> int:
 
 
 _WEAK_DEFAULT = {0: BOOL, 1: INDEX, 2: DEFAULT_FLOAT}
-_WEAK_RAISE = {1: INDEX, 2: np.dtype(np.float64)}
+_WEAK_RAISE = {1: INDEX, 2: DEFAULT_FLOAT}
 
 
 def promote(strong: list[np.dtype], weak_kinds: list[int] = ()) -> np.dtype:
@@ -94,11 +117,12 @@ def promote(strong: list[np.dtype], weak_kinds: list[int] = ()) -> np.dtype:
 
 
 def check_scalar_fits(value: Any, dt: np.dtype) -> None:
-    """A weak Python int must be representable in the integer dtype it joins."""
+    """A weak int scalar must be representable in the integer dtype it joins."""
     if dt.kind in "iu" and isinstance(value, numbers.Integral) and not isinstance(value, bool):
         info = np.iinfo(dt)
         if not info.min <= int(value) <= info.max:
-            raise TidalError(f"the Python int {value} does not fit in {dt}",
+            kind = "Python int" if isinstance(value, int) else f"NumPy {np.asarray(value).dtype}"
+            raise TidalError(f"the {kind} {value} does not fit in {dt}",
                              f"cast the tensor to a wider dtype (e.g. .astype('int64')) first")
 
 

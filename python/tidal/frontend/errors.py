@@ -7,10 +7,12 @@ by a hint saying what to change.
 """
 from __future__ import annotations
 
+import linecache
 import sys
 from dataclasses import dataclass
 
-__all__ = ["TidalError", "SourceLocation", "user_location", "symbolic_errors"]
+__all__ = ["TidalError", "SourceLocation", "user_location", "user_frame", "location_of",
+           "source_text", "symbolic_errors"]
 
 
 @dataclass(frozen=True)
@@ -33,31 +35,67 @@ class SourceLocation:
 UNKNOWN = SourceLocation("<unknown>", 0, 0)
 
 
-def _inside_tidal(frame) -> bool:
+def _in_package(frame, package: str) -> bool:
     name = frame.f_globals.get("__name__", "")
-    return name == "tidal" or name.startswith("tidal.")
+    return name == package or name.startswith(package + ".")
 
 
-def _column(frame) -> int:
+def _inside_tidal(frame) -> bool:
+    return _in_package(frame, "tidal")
+
+
+def _position(frame) -> tuple | None:
+    """(line, end_line, col, end_col) of the instruction the frame is running."""
     try:
         positions = frame.f_code.co_positions()
         index = frame.f_lasti // 2
         for i, pos in enumerate(positions):
             if i == index:
-                return (pos[2] or 0) + 1
+                return pos
     except (AttributeError, ValueError):  # pragma: no cover - older Pythons
         pass
-    return 1
+    return None
+
+
+def _column(frame) -> int:
+    pos = _position(frame)
+    return (pos[2] or 0) + 1 if pos else 1
+
+
+def user_frame(skip: tuple[str, ...] = ("tidal",)):
+    """The innermost frame outside the packages `skip` (None if there is none)."""
+    frame = sys._getframe(1)
+    while frame is not None and any(_in_package(frame, p) for p in skip):
+        frame = frame.f_back
+    return frame
+
+
+def location_of(frame) -> SourceLocation:
+    """The file, line and column a frame is running."""
+    if frame is None:
+        return UNKNOWN
+    return SourceLocation(frame.f_code.co_filename, frame.f_lineno, _column(frame))
 
 
 def user_location() -> SourceLocation:
     """Where the user's code called into Tidal: the first frame outside `tidal`."""
-    frame = sys._getframe(1)
-    while frame is not None and _inside_tidal(frame):
-        frame = frame.f_back
-    if frame is None:
-        return UNKNOWN
-    return SourceLocation(frame.f_code.co_filename, frame.f_lineno, _column(frame))
+    return location_of(user_frame())
+
+
+def source_text(frame) -> str | None:
+    """The source of the expression a frame is evaluating (e.g. the call
+    `max(t, 1)` while `max` runs), or None when the source is not available."""
+    pos = _position(frame) if frame is not None else None
+    if not pos or None in pos:
+        return None
+    line, end_line, col, end_col = pos
+    lines = linecache.getlines(frame.f_code.co_filename, frame.f_globals)
+    if not 1 <= line <= end_line <= len(lines):
+        return None
+    if line == end_line:
+        return lines[line - 1][col:end_col]
+    parts = [lines[line - 1][col:]] + lines[line:end_line - 1] + [lines[end_line - 1][:end_col]]
+    return " ".join(p.strip() for p in parts)
 
 
 class TidalError(ValueError):

@@ -29,7 +29,7 @@ def is_tensor(x: Any) -> bool:
 
 
 def is_scalar_like(x: Any) -> bool:
-    """Python scalars and integer/boolean symbolic expressions (weak operands)."""
+    """Python and NumPy scalars and integer/boolean symbolic expressions (weak operands)."""
     return dt.is_weak_scalar(x) or (isinstance(x, Expr) and x.kind in ("int", "bool"))
 
 
@@ -158,7 +158,7 @@ def lift(value: Any, program: Program, dtype: np.dtype | None = None,
         if arr.dtype == object:
             raise TidalError(f"{what} {value!r} is not numeric data",
                              "pass numbers, NumPy arrays, or tensors")
-        if dtype is None and dt.is_weak_scalar(value):
+        if dtype is None and dt.is_python_scalar(value):
             dtype = dt.promote([], [dt.weak_kind(value)])
         if dtype is not None and dt.is_weak_scalar(value):
             dt.check_scalar_fits(value, dtype)

@@ -119,10 +119,33 @@ def check_affine(e: Expr, what: str) -> None:
                          "constants (t - 1, min(t + 3, T), t // 4 * 4)")
 
 
+def _symbol_value_of(x: RecurrentTensor) -> bool:
+    """Whether `x` is computed from `rt.symbol_value`s and constants only (`t - 1.0`)."""
+    seen, stack, found = set(), [x], False
+    while stack:
+        y = stack.pop()
+        if id(y) in seen:
+            continue
+        seen.add(id(y))
+        if y.op == "symbol_value":
+            found = True
+        elif y.op in ("unary", "binary", "cast"):
+            stack.extend(y.inputs)
+        elif y.op != "constant":
+            return False
+    return found
+
+
 def _point(program: Program, c: Any, what: str) -> Expr:
     if isinstance(c, Dim):
         return c.step
     if isinstance(c, RecurrentTensor):
+        if _symbol_value_of(c):
+            raise TidalError(f"{what} is a {c.dtype} tensor computed from steps or bounds: a float "
+                             "(as in t - 1.0 or T * 1.5) or td.symbol turns a symbolic expression "
+                             "into a value",
+                             "indices are integer expressions: use ints, and // to divide "
+                             "(t - 1 rather than t - 1.0, T * 3 // 2 rather than T * 1.5)")
         raise TidalError(f"{what} is a tensor; temporal indices must be symbolic expressions",
                          "index spatial dims with tensors via index_select/gather, or use a "
                          "symbolic expression (t - 1, 0, T - 1)")
@@ -346,7 +369,8 @@ def _value(s: RecurrentTensor, value: Any, program: Program, psi: list) -> Recur
     from .ops_shape import expand
 
     if dt.is_weak_scalar(value) and dt.weak_kind(value) > dt.weak_kind(s.dtype.type(0).item()):
-        raise TidalError(f"dtype mismatch: cannot define a {s.dtype} tensor with the Python "
+        origin = "Python" if dt.is_python_scalar(value) else "NumPy"
+        raise TidalError(f"dtype mismatch: cannot define a {s.dtype} tensor with the {origin} "
                          f"{type(value).__name__} {value!r}",
                          f"pass a value of a {s.dtype} kind, or declare the recurrent tensor with a "
                          "floating dtype")

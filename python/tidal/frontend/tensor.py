@@ -112,7 +112,6 @@ class RecurrentTensor:
     """
 
     __slots__ = ("node", "output_index", "shape", "dtype", "cases", "__weakref__")
-    __array_ufunc__ = None  # NumPy defers `ndarray + tensor`, `np.float32(2) * tensor` to us
 
     def __init__(self, node: Node, index: int, shape: tuple, dtype: np.dtype):
         self.node = node
@@ -176,9 +175,9 @@ class RecurrentTensor:
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
-        raise TidalError("the truth value of a recurrent tensor is not known while tracing",
-                         "use td.where(cond, a, b) for data-dependent choices, or a symbolic "
-                         "condition such as `y[t % 5 == 0] = ...` for conditional definitions")
+        from .protocols import truth_value
+
+        raise truth_value()
 
     def __iter__(self):
         raise TidalError("a recurrent tensor cannot be iterated while tracing",
@@ -188,18 +187,47 @@ class RecurrentTensor:
         raise TidalError("len() of a recurrent tensor is not a Python int (shapes may be symbolic)",
                          "use x.shape[0] (a symbolic size)")
 
-    def __array__(self, *args, **kwargs):
-        raise TidalError("a recurrent tensor has no value while tracing",
-                         "run the program (p.compile().run(...)) to get arrays")
-
     def __index__(self):
         raise TidalError("a recurrent tensor cannot be used as a Python index",
                          "use td.index_select / td.gather for data-dependent indexing")
 
-    def __float__(self):
-        return self.__array__()
+    def _no_value(self, what: str):
+        from .protocols import no_value
 
-    __int__ = __float__
+        raise no_value(what)
+
+    def __array__(self, *args, **kwargs):
+        self._no_value("NumPy cannot turn a recurrent tensor into an array")
+
+    def __float__(self):
+        self._no_value("float() of a recurrent tensor")
+
+    def __int__(self):
+        self._no_value("int() of a recurrent tensor")
+
+    def numpy(self):
+        """Raises: a traced tensor has no value (output it and run the program)."""
+        self._no_value("x.numpy()")
+
+    def item(self):
+        """Raises: a traced tensor has no value (output it and run the program)."""
+        self._no_value("x.item()")
+
+    def tolist(self):
+        """Raises: a traced tensor has no value (output it and run the program)."""
+        self._no_value("x.tolist()")
+
+    # NumPy's protocols: `ndarray + x` and `np.float32(2) * x` act as the operators;
+    # other NumPy functions raise, naming Tidal's op (see protocols.py).
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .protocols import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .protocols import array_function
+
+        return array_function(func, types, args, kwargs)
 
     # Indexing lives in indexing.py; operators and methods are bound in methods.py.
     def __getitem__(self, key: Any) -> "RecurrentTensor":

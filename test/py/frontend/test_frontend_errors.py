@@ -291,3 +291,176 @@ def test_python_protocols_are_guarded(tx, raises_at):
             pass
     with raises_at("iter", "cannot be iterated"):
         list(x)  # @iter
+
+
+# -- Python and NumPy protocols on steps, bounds and tensors (protocols.py) ---------------
+def test_true_division_of_a_step(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-div", "`t / 2` is a true division", "`t // 2`", "`t / 2.0`"):
+        x[t / 2]  # @pr-div
+    with raises_at("pr-rdiv", "`1 / (t + 1)`", "`1.0 / (t + 1)`"):
+        1 / (t + 1)  # @pr-rdiv
+    with raises_at("pr-divT", "`t / T`", "`1.0 * t / T`"):
+        t / T  # @pr-divT
+    assert x[t // 2].attrs["index"][0].same(t // 2)
+
+
+def test_floor_division_and_powers_of_steps(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-fdiv", "`t // T`: the divisor `T` is not a constant", "`td.symbol(t) // T`"):
+        x[t // T]  # @pr-fdiv
+    with raises_at("pr-mod", "`t % T`", "`td.symbol(t) % T`"):
+        x[t % T]  # @pr-mod
+    with raises_at("pr-zero", "positive", "`t // 2`"):
+        x[t // 0]  # @pr-zero
+    with raises_at("pr-pow", "powers of `t` are not supported", "`t ** 2.0`"):
+        x[t ** 2]  # @pr-pow
+    with raises_at("pr-rpow", "powers with exponent `t`", "`2.0 ** t`"):
+        2 ** t  # @pr-rpow
+
+
+def test_python_if_on_a_symbolic_condition(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-if", "truth value of the symbolic condition `t > 0`", "td.where(t > 0, a, b)",
+                   "s[t > 0] = a; s[t] = b"):
+        if t > 0:  # @pr-if
+            pass
+    with raises_at("pr-eq", "`t == 1`", "td.where(t == 1, a, b)"):
+        y = x[0] if t == 1 else x[1]  # @pr-eq
+    with raises_at("pr-chain", "`t > 0`", "chained comparisons"):
+        0 < t < T - 1  # @pr-chain
+    with raises_at("pr-and", "&, | and ~"):
+        s = td.recurrent(shape=(4,), domain=(t,))
+        s[(t > 0) and (t < 3)] = x  # @pr-and
+    with raises_at("pr-intbool", "the integer expression `t + 1` has no truth value", "`(t + 1) > 0`"):
+        bool(t + 1)  # @pr-intbool
+    # decidable conditions still have a truth value
+    assert bool(t < T) and not bool(t >= T) and (x[min(t + 1, T)].attrs["index"][0].same(t + 1))
+
+
+def test_python_max_and_min_of_steps_name_td_max(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-max", "Python's max() compares its arguments", "`td.max(t, 1)`"):
+        x[max(t, 1)]  # @pr-max
+    with raises_at("pr-min", "`td.min(t + 2, T - 1)`"):
+        x[min(t + 2, T - 1)]  # @pr-min
+    with raises_at("pr-npmax", "`td.max(t - 3, 0)`"):
+        np.maximum(t - 3, 0)  # @pr-npmax
+    assert str(x[td.max(t, 1)].attrs["index"][0]) == "max(1, t)"
+
+
+def test_python_max_of_tensors_names_td_maximum(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-tmax", "Python's max() compares", "`td.maximum(x, 0.0)`"):
+        max(x, 0.0)  # @pr-tmax
+    with raises_at("pr-tand", "truth value of a recurrent tensor", "& | ~"):
+        (x > 0) and (x < 1)  # @pr-tand
+
+
+def test_steps_and_bounds_are_not_python_ints(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-range", "`T` is the bound of the temporal dimension t < T", "bounds={T: 10}",
+                   "x[0:t + 1].sum(0)", "s[t + 1] = f(s[t], x[t + 1])"):
+        for _ in range(T):  # @pr-range
+            pass
+    with raises_at("pr-ranget", "`t` is the step of the temporal dimension t < T", "x[0:t + 1]"):
+        [x[i] for i in range(t)]  # @pr-ranget
+    with raises_at("pr-int", "`T` is the bound", "td.symbol(t)"):
+        int(T)  # @pr-int
+    with raises_at("pr-floatT", "`t - 1` is a symbolic expression, not a Python number"):
+        float(t - 1)  # @pr-floatT
+    with raises_at("pr-list", "`t` is the step"):
+        [1, 2, 3][t]  # @pr-list
+    with raises_at("pr-npzeros", "np.zeros cannot compute with the symbolic T", "`td.zeros((T, 4))`"):
+        np.zeros((T, 4))  # @pr-npzeros
+    with raises_at("pr-nparange", "np.arange cannot compute with the symbolic t", "`td.arange(0, t + 1)`"):
+        np.arange(0, t + 1)  # @pr-nparange
+
+
+def test_library_errors_keep_their_classes(tx):
+    p, t, T, x = tx
+    from tidal.symbolic import NonConstantDivisorError, SymbolicTypeError
+
+    with pytest.raises(SymbolicTypeError) as info:
+        if t > 0:
+            pass
+    assert isinstance(info.value, td.TidalError) and isinstance(info.value, TypeError)
+    with pytest.raises(TypeError):
+        range(T)
+    with pytest.raises(NonConstantDivisorError) as info:
+        t // T
+    assert isinstance(info.value, td.TidalError)
+
+
+def test_tidal_internal_symbolic_errors_stay_internal(tx):
+    """Only user code gets TidalErrors: Tidal's own code (a module named tidal.*)
+    sees the library's error, which it may catch and handle."""
+    from tidal.symbolic import SymbolicTypeError
+
+    p, t, T, x = tx
+    inside = {"__name__": "tidal.fake_internal_module", "t": t}
+    with pytest.raises(SymbolicTypeError) as info:
+        exec("bool(t > 0)", inside)
+    assert not isinstance(info.value, td.TidalError)
+    assert "truth value" in str(info.value)
+
+
+def test_float_steps_as_temporal_indices(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-floatidx", "float32 tensor computed from steps or bounds", "t - 1 rather than t - 1.0"):
+        x[t - 1.0]  # @pr-floatidx
+    with raises_at("pr-scaled", "computed from steps or bounds", "T * 3 // 2 rather than T * 1.5"):
+        x[T * 1.5]  # @pr-scaled
+
+
+def test_numpy_functions_on_tensors_name_tidal_ops(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-exp", "np.exp cannot compute on a recurrent tensor", "`td.exp(x)`"):
+        np.exp(x)  # @pr-exp
+    with raises_at("pr-sqrt", "np.sqrt", "`td.sqrt(x * 2)`"):
+        np.sqrt(x * 2)  # @pr-sqrt
+    with raises_at("pr-sum", "np.sum cannot compute", "`td.sum(x, dim=0)`"):
+        np.sum(x, axis=0)  # @pr-sum
+    with raises_at("pr-cat", "np.concatenate", "`td.cat([x, x])`"):
+        np.concatenate([x, x])  # @pr-cat
+    with raises_at("pr-reduce", "np.add.reduce", "td.sum(...)"):
+        np.add.reduce(x)  # @pr-reduce
+    with raises_at("pr-none", "np.arctan2", "td.udf("):
+        np.arctan2(x, x)  # @pr-none
+    with raises_at("pr-inplace", "cannot write a recurrent tensor into a NumPy array", "`y = arr + x`"):
+        a = np.ones(4, np.float32)
+        a += x  # @pr-inplace
+
+
+def test_numpy_operator_ufuncs_act_as_the_operators(tx):
+    p, t, T, x = tx
+    a = np.ones(4, np.float32)
+    for y, kind in [(np.add(x, 1), "add"), (a - x, "sub"), (np.multiply(a, x), "mul"),
+                    (np.float32(2) / x, "div"), (a < x, "lt"), (np.equal(x, a), "eq")]:
+        assert y.op == "binary" and y.attrs["kind"] == kind and y.domain == (t,)
+    assert (a - x).inputs[0].op == "constant" and (a @ x).op == "matmul"
+
+
+def test_tensors_have_no_value_while_tracing(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-asarray", "NumPy cannot turn a recurrent tensor into an array",
+                   "p.compile().run(...)['y']"):
+        np.asarray(x)  # @pr-asarray
+    with raises_at("pr-floatx", "float() of a recurrent tensor", "p.output('y', y)"):
+        float(x.sum())  # @pr-floatx
+    with raises_at("pr-numpy", "x.numpy()", "no value while tracing"):
+        x.numpy()  # @pr-numpy
+    with raises_at("pr-item", "x.item()"):
+        x.sum().item()  # @pr-item
+
+
+def test_other_index_mistakes_are_reported_at_the_line(tx, raises_at):
+    p, t, T, x = tx
+    with raises_at("pr-range5", "spatial index 5 is out of range for a dim of size 4", "[-4, 3]"):
+        x[t, 5]  # @pr-range5
+    with raises_at("pr-str", "'a' is not an integer or symbolic expression"):
+        x["a"]  # @pr-str
+    with raises_at("pr-len", "len() of a recurrent tensor", "x.shape[0]"):
+        len(x)  # @pr-len
+    assert [str(d) for d in x[None].shape] == ["1", "4"] and x[..., 0].shape == ()
+    assert len({t: 1, T: 2, x: 3}) == 3

@@ -132,19 +132,18 @@ def test_several_dimensions(filecheck, parse, locs, line_of):
     CHECK-NEXT: [[Z1:%[0-9]+]] = rt.index [[X]][b, 0, t] domain [b, t]
     CHECK-NEXT: rt.binary mul [[Z0]], [[Z1]] domain [b, i, t]
     CHECK-NEXT: [[IV:%[0-9]+]] = rt.symbol_value <i> domain [i] : !tidal.tensor<[], i64>
-    CHECK-NEXT: rt.constant dense<0.98999999999999999> : tensor<f64>
-    CHECK-NEXT: [[IF:%[0-9]+]] = rt.cast [[IV]] domain [i] : (!tidal.tensor<[], i64>) -> !tidal.tensor<[], f64>
+    CHECK-NEXT: rt.constant dense<9.900000e-01> : tensor<f32>
+    CHECK-NEXT: [[IF:%[0-9]+]] = rt.cast [[IV]] domain [i] : (!tidal.tensor<[], i64>) -> !tidal.tensor<[], f32>
     CHECK-NEXT: [[P:%[0-9]+]] = rt.binary pow {{%[0-9]+}}, [[IF]] domain [i]
-    CHECK-NEXT: rt.constant dense<1.000000e-03> : tensor<f64>
-    CHECK-NEXT: [[LR:%[0-9]+]] = rt.binary mul {{%[0-9]+}}, [[P]] domain [i] : (!tidal.tensor<[], f64>, !tidal.tensor<[], f64>) -> !tidal.tensor<[], f64>
+    CHECK-NEXT: rt.constant dense<1.000000e-03> : tensor<f32>
+    CHECK-NEXT: [[LR:%[0-9]+]] = rt.binary mul {{%[0-9]+}}, [[P]] domain [i] : (!tidal.tensor<[], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
     CHECK-NEXT: [[K:%[0-9]+]] = rt.input "k" domain [b, t] : !tidal.tensor<[3, 5], f32>
     CHECK-NEXT: [[KS:%[0-9]+]] = rt.index [[K]][b, 0:t + 1] domain [b, t] : (!tidal.tensor<[3, 5], f32>) -> !tidal.tensor<[t + 1, 3, 5], f32>
     CHECK-NEXT: rt.take 1 at <2> [[KS]] domain [b, t] : (!tidal.tensor<[t + 1, 3, 5], f32>) -> !tidal.tensor<[t + 1, 5], f32>
     CHECK-NEXT: [[O:%[0-9]+]] = rt.recurrent domain [b, i, t] : !tidal.tensor<[2], f32>
     CHECK-NEXT: [[X0:%[0-9]+]] = rt.index [[X]][b, i, 0] domain [b, i]
     CHECK-NEXT: rt.define [[O]][b, i, 0] = [[X0]]
-    CHECK-NEXT: [[LR32:%[0-9]+]] = rt.cast [[LR]] domain [i] : (!tidal.tensor<[], f64>) -> !tidal.tensor<[], f32>
-    CHECK-NEXT: [[NXT:%[0-9]+]] = rt.binary add [[O]], [[LR32]] domain [b, i, t]
+    CHECK-NEXT: [[NXT:%[0-9]+]] = rt.binary add [[O]], [[LR]] domain [b, i, t]
     CHECK-NEXT: rt.define [[O]][b, i, t + 1] = [[NXT]]
     """)
     assert_located_here(p, locs, line_of, ["m-x", "m-y", "m-z", "m-lr", "m-k", "m-kw", "m-o", "m-o0",
