@@ -26,8 +26,9 @@ UDF also runs at the points of its domain no output needed (in graph order,
 points in lexicographic order): each UDF runs exactly once per point of its
 domain, sinks with no results included. For a recurrence through a UDF it
 runs at t = 0, 1, 2, ... UDFs receive NumPy arrays and return one array
-(or a tuple of arrays, one per result); results are converted to the
-declared element type and their shapes checked.
+(or a tuple of arrays, one per result); results are checked against the
+declaration and converted exactly as every backend does
+(`run_checks.check_udf_result`).
 
 Errors (a missing input, an input of the wrong shape, a point read outside
 its producer's domain, a merge with no true branch, an unknown UDF, a kernel
@@ -46,6 +47,7 @@ from tidal.dialects import make_context, ops_named
 from tidal.passes.rt_to_sdg import rt_to_sdg
 
 from .reference_graph import EvaluationError, Node, decode_graph, format_point
+from .run_checks import cast_exact, check_bound, check_footprint, check_udf_result
 
 __all__ = ["evaluate", "EvaluationError", "load_graph"]
 
@@ -126,11 +128,28 @@ def _check_bounds(graph: ir.Operation, bounds: dict[str, int]) -> dict[str, int]
     for name in names:
         if name not in bounds:
             raise EvaluationError(f"no value for bound '{name}'")
-        value = bounds[name]
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise EvaluationError(f"bound '{name}' must be an int >= 1, got {value!r}")
-        checked[name] = int(value)
+        try:
+            checked[name] = check_bound(name, bounds[name])
+        except ValueError as e:
+            raise EvaluationError(str(e)) from None
     return checked
+
+
+def _footprint(nodes: list[Node]) -> list[tuple[str, int]]:
+    """(what, bytes) per node: the interpreter memoises every point it computes.
+    A shape that varies with the point is counted at its largest corner."""
+    entries = []
+    for node in nodes:
+        points = int(np.prod(node.extents, dtype=object)) if node.extents else 1
+        if not points:
+            continue
+        corners = [(0,) * len(node.extents), tuple(e - 1 for e in node.extents)]
+        per_point = 0
+        for shape, dtype in zip(node.shapes, node.dtypes):
+            size = max(int(np.prod(shape(*c), dtype=object)) for c in corners)
+            per_point += max(size, 1) * dtype.itemsize
+        entries.append((f"'{node.op_name}' at {node.loc}", points * per_point))
+    return entries
 
 
 def _points(extents: Sequence[int]):
@@ -142,6 +161,7 @@ class _Evaluator:
         self.root = root  # keeps the graph's module (and context) alive
         self.bounds = _check_bounds(graph, bounds)
         self.nodes = decode_graph(graph, self.bounds)
+        check_footprint(_footprint(self.nodes))
         self.values: list[dict] = [{} for _ in self.nodes]
         self.inputs = inputs
         self.udfs = udfs
@@ -300,7 +320,10 @@ class _Evaluator:
                         f"input '{name}' has shape {given.shape}, expected {expected} (domain "
                         f"extents [{', '.join(map(str, node.extents))}] then the shape "
                         f"{node.shape_texts[0]})", node, p)
-                given = given.astype(dtype, copy=False)
+                try:
+                    given = cast_exact(given, dtype, f"input '{name}'")
+                except ValueError as e:
+                    raise EvaluationError(str(e), node, p) from None
             self.prepared_inputs[node.index] = given
         given = self.prepared_inputs[node.index]
         if not node.varying[0]:
@@ -312,7 +335,10 @@ class _Evaluator:
                     f"input '{name}' has a per-point shape that varies, so it must be given as "
                     f"nested lists of length {list(node.extents)}", node, p)
             value = value[c]
-        value = np.asarray(value, dtype=dtype)
+        try:
+            value = cast_exact(value, dtype, f"input '{name}'")
+        except ValueError as e:
+            raise EvaluationError(str(e), node, p) from None
         expected = tuple(node.shapes[0](*p))
         if value.shape != expected:
             raise EvaluationError(f"input '{name}' has shape {value.shape} at this point, "
@@ -326,14 +352,11 @@ class _Evaluator:
             raise EvaluationError(f"no UDF registered under '{callee}' (registered: "
                                   f"{', '.join(sorted(self.udfs)) or 'none'})", node, p)
         out = fn(*args)
-        if not node.dtypes and out is None:  # a sink: called for its effect
-            out = ()
-        elif len(node.dtypes) == 1:
-            out = (out,)
-        elif not isinstance(out, (tuple, list)) or len(out) != len(node.dtypes):
-            raise EvaluationError(f"UDF '{callee}' must return a tuple of {len(node.dtypes)} "
-                                  f"arrays, got {type(out).__name__}", node, p)
-        return tuple(np.asarray(v, dtype=d) for v, d in zip(out, node.dtypes))
+        shapes = [tuple(shape(*p)) for shape in node.shapes]
+        try:
+            return check_udf_result(callee, out, shapes, node.dtypes)
+        except ValueError as e:
+            raise EvaluationError(str(e), node, p) from None
 
 
 def _flat(reads: list):

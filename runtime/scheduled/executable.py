@@ -24,9 +24,10 @@ from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
 from tidal.symbolic import compile_expr, evaluate, parse, slice_size
 
 from ..reference import load_graph
-from ..reference_graph import EvaluationError
+from ..reference_graph import EvaluationError, format_point
 from .hostgen import HELPERS, host_source
 from .launchers import LauncherGen, store_name
+from ..run_checks import cast_exact, check_bound, check_footprint, check_udf_result
 from .opdecode import DTYPES, decode
 from .stores import ArrayStore, PointStore, bucket, make_store
 
@@ -50,6 +51,9 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
 class Executable:
     def __init__(self, root, graph_op, udfs, backend, options):
         self.root, self.udfs, self.backend = root, udfs, backend
+        self._udf_shapes: dict[int, list] = {}
+        self._compile_counts: dict[str, int] = {}   # kernel -> traces, this executable's own
+        self._bound_values: tuple = ()
         with root.context:
             self.graph = graph = read_graph(graph_op)
             _check_names(graph)
@@ -134,21 +138,29 @@ class Executable:
                 if d.value is not None and (k, 0) not in self.host_values:
                     ns[f"_V{k}"] = jax.device_put(d.value)
             for name, (opdef, specs, out) in gen.kernels.items():
-                ns[name] = jit_kernel(f"{self.graph.name}{name}", opdef, specs, out)
+                ns[name] = jit_kernel(f"{self.graph.name}{name}", opdef, specs, out,
+                                      counter=self._compile_counts)
         self.kernel_names = sorted(gen.kernels)
         return ns
 
-    def _call_udf(self, k: int, args: list) -> tuple:
+    def _call_udf(self, k: int, point: tuple, args: list) -> tuple:
         d = self.opdefs[k]
         callee = d.attrs["callee"]
         fn = self.udfs.get(callee)
         node = self.graph.nodes[k]
         if fn is None:
             raise EvaluationError(f"{node.location}: no UDF registered under '{callee}'")
-        out = fn(*args)
-        if len(d.dtypes) == 1:
-            out = (out,)
-        return tuple(np.asarray(v, dtype=t) for v, t in zip(out, d.dtypes))
+        if k not in self._udf_shapes:  # per-point shapes, compiled on first use
+            params = list(node.domain) + list(self.graph.bounds)
+            self._udf_shapes[k] = [[compile_expr(parse(t), params) for t in texts]
+                                   for texts in node.result_shapes]
+        env = tuple(point) + self._bound_values
+        shapes = [tuple(int(f(*env)) for f in fs) for fs in self._udf_shapes[k]]
+        try:
+            return check_udf_result(callee, fn(*args), shapes, d.dtypes)
+        except ValueError as e:
+            where = f" at point {format_point(node.domain, point)}" if point else ""
+            raise EvaluationError(f"{node.location}: '{node.name}'{where}: {e}") from None
 
     # -- running -------------------------------------------------------------------------
     def _check_bounds(self, bounds: dict) -> dict:
@@ -158,10 +170,12 @@ class Executable:
                                   f"{', '.join(self.bound_names)})")
         out = {}
         for name in self.bound_names:
-            value = bounds.get(name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise EvaluationError(f"bound '{name}' must be an int >= 1, got {value!r}")
-            out[name] = int(value)
+            if name not in bounds:
+                raise EvaluationError(f"no value for bound '{name}'")
+            try:
+                out[name] = check_bound(name, bounds[name])
+            except ValueError as e:
+                raise EvaluationError(str(e)) from None
         return out
 
     def _shape(self, texts, bounds):
@@ -180,9 +194,15 @@ class Executable:
                 value = inputs[name]
                 for c in p:
                     value = value[c]
-                store.data[tuple(p)] = np.asarray(value, dtype=dtype)
+                try:
+                    store.data[tuple(p)] = cast_exact(value, dtype, f"input '{name}' at {p}")
+                except ValueError as e:
+                    raise EvaluationError(f"{node.location}: {e}") from None
             return
-        given = np.asarray(inputs[name]).astype(dtype, copy=False)
+        try:
+            given = cast_exact(inputs[name], dtype, f"input '{name}'")
+        except ValueError as e:
+            raise EvaluationError(f"{node.location}: {e}") from None
         expected = tuple(extents) + tuple(shape)
         if given.shape != expected:
             raise EvaluationError(f"{node.location}: input '{name}' has shape {given.shape}, "
@@ -195,29 +215,55 @@ class Executable:
             buf[tuple(slice(0, e) for e in extents)] = given
             store.buf = jax.device_put(buf)
 
+    def _layouts(self, bounds: dict) -> list:
+        """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
+        out = []
+        for (k, r), plan in self.plans.items():
+            node = self.graph.nodes[k]
+            extents = [bounds[d.bound.name] for d in self.graph.dims_of(node)]
+            if node.name == "sdg.output":
+                edge = node.edges[0]
+                src = self.graph.nodes[edge.source]
+                shape = self._shape(src.result_shapes[edge.result], bounds)
+                if shape is not None:
+                    sizes = [evaluate(slice_size(c), bounds) for c in edge.dep if c.kind == "slice"]
+                    shape = tuple(sizes) + shape
+                dtype = DTYPES[src.result_dtypes[edge.result]]
+            else:
+                shape = self._shape(node.result_shapes[r], bounds)
+                dtype = DTYPES[node.result_dtypes[r]]
+            out.append(((k, r), plan, extents, shape, dtype))
+        return out
+
+    def _footprint(self, layouts: list) -> list[tuple[str, int]]:
+        """(what, bytes) per store, before anything is allocated: a store keeps
+        `size` points on ring/window axes (2W for a window) and every point on
+        block axes. Point stores of point-varying shapes are not counted."""
+        entries = []
+        for (k, _), plan, extents, shape, dtype in layouts:
+            if shape is None:
+                continue
+            points = 1
+            for a, extent in zip(plan.axes, extents):
+                points *= a.size if a.mode == "ring" else 2 * a.size if a.mode == "window" else extent
+            size = int(np.prod(shape, dtype=object)) if shape else 1
+            node = self.graph.nodes[k]
+            entries.append((f"the store of '{node.label}' at {node.location}",
+                            points * size * np.dtype(dtype).itemsize))
+        return entries
+
     def allocate(self, bounds: dict, inputs: dict) -> dict:
         """The stores of one run, inputs loaded (by generated name)."""
+        layouts = self._layouts(bounds)
+        check_footprint(self._footprint(layouts))
         stores = {}
         default_xp = np
         if self.backend == "jax":
             import jax.numpy as default_xp
-        for (k, r), plan in self.plans.items():
+        for (k, r), plan, extents, shape, dtype in layouts:
             node = self.graph.nodes[k]
             xp = np if (k, r) in self.host_values else default_xp
-            extents = [bounds[d.bound.name] for d in self.graph.dims_of(node)]
-            if node.name == "sdg.output":
-                edge = node.edges[0]
-                shape, dtype = None, None
-                if plan.kind != "point":
-                    src = self.graph.nodes[edge.source]
-                    sizes = [evaluate(slice_size(c), bounds) for c in edge.dep if c.kind == "slice"]
-                    shape = tuple(sizes) + self._shape(src.result_shapes[edge.result], bounds)
-                    dtype = DTYPES[src.result_dtypes[edge.result]]
-                store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
-            else:
-                shape = self._shape(node.result_shapes[r], bounds)
-                store = make_store(plan, extents, shape, DTYPES[node.result_dtypes[r]], xp,
-                                   pow2=xp is not np)
+            store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
             if node.name == "sdg.input":
                 self._load_input(node, store, extents, shape, inputs)
             stores[store_name(k, r)] = store
@@ -230,6 +276,7 @@ class Executable:
         `tidal.runtime.reference.evaluate`."""
         bounds = self._check_bounds(bounds)
         self.sched.check_bounds(bounds)  # UncomputableError if an output or UDF needs a missing point
+        self._bound_values = tuple(bounds[b] for b in self.graph.bounds)
         stores = self.allocate(bounds, inputs or {})
         self.ns.update(stores)
         self.ns.update(bounds)
@@ -271,10 +318,7 @@ class Executable:
 
     def compiles(self) -> int:
         """Number of jit compilations (traces) of this executable's kernels so far."""
-        from .jax_backend import COMPILES
-        prefix = self.graph.name
-        return sum(v for name, v in COMPILES.items()
-                   if name.startswith(prefix) and name[len(prefix):] in self.kernel_names)
+        return sum(self._compile_counts.values())
 
 
 _RESERVED = {"range", "min", "max", "slice", "True", "False", "None"}

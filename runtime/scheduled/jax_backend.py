@@ -18,8 +18,12 @@ with the identity of the reduction that consumes them (0 for `sum` and for a
 matmul contraction, -inf for `max`, ...), so each op compiles once per
 bucket, never once per point. The bucket sizes and the scalars that depend on
 the bounds only are the jit's static argument; slot indices and point-varying
-scalars are traced. Every trace increments `counter[name]` (the number of
-compilations, for tests and benchmarks).
+scalars are traced. Every trace increments `counter[name]` (the executable's
+own count of compilations, for tests and benchmarks) and `COMPILES[name]`.
+
+No jitted function here is shared between programs unless its key is exactly
+what its traced code closes over (`store_writer`); kernels belong to one
+executable, and jax.jit keys each trace on its arguments' shapes and dtypes.
 """
 from __future__ import annotations
 
@@ -67,7 +71,7 @@ def _count(name: str) -> None:
 
 
 def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpec,
-               fn=None):
+               fn=None, counter: dict | None = None):
     """The jitted kernel. Call as `k(static, *leaves)` with `static` =
     (read sizes of fixed/varying axes in operand order..., static scalars...)
     and leaves = [out buffer, out slot per axis] (in place) + per operand
@@ -78,6 +82,8 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
 
     def impl(static, *leaves):
         _count(name)
+        if counter is not None:
+            counter[name] = counter.get(name, 0) + 1
         pos, spos = 0, 0
         out_buf = out_idx = None
         if out.inplace:
@@ -147,18 +153,20 @@ def mask_identity(opdef: OpDef) -> object | None:
 
 
 # -- generic host-side access to a jax ArrayStore -----------------------------------------------
+# Writers are shared by every executable of the process. The key is exactly what
+# the traced function closes over (domain axes, window axis and size); shapes and
+# dtypes of the arguments are jax.jit's own cache key, so no entry can serve
+# another layout.
 _WRITERS: dict = {}
-_READERS: dict = {}
 
 
 def store_writer(store: ArrayStore):
     """A jitted, donating `write(buf, *slots, value)` for stores of this layout."""
-    key = (store.buf.shape, str(store.buf.dtype), store.window_axis,
-           store.sizes[store.window_axis] if store.window_axis is not None else 0)
+    nd = len(store.modes)
+    window = store.sizes[store.window_axis] if store.window_axis is not None else 0
+    key = (nd, store.window_axis, window)
     if key not in _WRITERS:
-        nd = len(store.modes)
-        spec = OutSpec(True, nd, store.window_axis,
-                       store.sizes[store.window_axis] if store.window_axis is not None else 0)
+        spec = OutSpec(True, nd, store.window_axis, window)
 
         def impl(buf, *rest):
             _count("store_write")

@@ -172,8 +172,9 @@ class LauncherGen:
         name = store_name(node.index, result)
         steps = list(node.domain)
         if plan.kind == "point":
-            if self.backend == "numpy":  # never keep a view of a buffer that is written again
-                value = f"_own({value})"
+            # Never keep a view of a buffer that is written again (NumPy stores
+            # exist on every backend: the jax one keeps 64-bit values there).
+            value = f"_own({value})"
             lines.append(f"{pad}{name}.data[{self.point_slot(plan, steps)}] = {value}")
         elif self.backend == "numpy":
             idx = [self.slot(plan, i, s) for i, s in enumerate(steps)]
@@ -239,7 +240,8 @@ class LauncherGen:
         if self.backend == "jax":
             args = [f"_np.asarray({a})" for a in args]
         if opdef.kind == "udf":
-            lines.append(f"{pad}_r = _udf({node.index}, [{', '.join(args)}])")
+            point = "(" + "".join(s + ", " for s in node.domain) + ")"
+            lines.append(f"{pad}_r = _udf({node.index}, {point}, [{', '.join(args)}])")
         else:
             lines.append(f"{pad}_r = _F{node.index}(_np, [{', '.join(args)}], {self.scalars(opdef, node)})")
         for r in range(max(1, len(node.result_shapes))):

@@ -120,11 +120,13 @@ sdg.graph @g dims [t < T] {{
     out = evaluate(text, {"T": 2}, {"x": x}, {"split": lambda v: (v[:2], len(v))})
     assert out["a"].dtype == np.float64 and out["b"].tolist() == [4, 4]
     np.testing.assert_allclose(out["a"], x[:, :2])
-    with pytest.raises(EvaluationError, match=r"<input>:4:12: 'sdg.udf' at point \(t=0\): result 0 has "
-                                              r"shape \(3,\) but its type \[2\] says \(2,\)"):
+    with pytest.raises(EvaluationError, match=r"<input>:4:12: 'sdg.udf' at point \(t=0\): UDF 'split' "
+                                              r"result 0 has shape \(3,\), declared \(2,\) \(float64\)"):
         evaluate(text, {"T": 2}, {"x": x}, {"split": lambda v: (v[:3], 1)})
-    with pytest.raises(EvaluationError, match="must return a tuple of 2 arrays"):
+    with pytest.raises(EvaluationError, match="declared with 2 results but returned ndarray"):
         evaluate(text, {"T": 2}, {"x": x}, {"split": lambda v: v})
+    with pytest.raises(EvaluationError, match="result 1 holds 4294967296, which does not fit in int32"):
+        evaluate(text, {"T": 2}, {"x": x}, {"split": lambda v: (v[:2], 2**32)})
 
 
 ERRORS = f"""

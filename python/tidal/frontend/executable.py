@@ -16,12 +16,13 @@ docs/semantics.md, `rt.output`).
 """
 from __future__ import annotations
 
-import numbers
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from tidal.symbolic import Dim, Symbol, evaluate
+
+from tidal.runtime.run_checks import cast_exact, check_bound
 
 from .errors import TidalError
 
@@ -60,9 +61,10 @@ def normalize_bounds(program: Any, bounds: Mapping | None) -> dict[str, int]:
         if name not in by_bound:
             raise TidalError(f"bounds key {name!r} is not a bound of this program "
                              f"(bounds: {', '.join(by_bound) or 'none'})", "remove it or fix the name")
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise TidalError(f"bound {name} = {value!r} must be an int >= 1", f"e.g. {{{name}: 10}}")
-        out[name] = int(value)
+        try:
+            out[name] = check_bound(name, value)
+        except ValueError as e:
+            raise TidalError(str(e), f"e.g. {{{name}: 10}}") from None
     missing = [n for n in by_bound if n not in out]
     if missing:
         raise TidalError(f"no value for the bound{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
@@ -78,11 +80,11 @@ def _convert(name: str, value: Any, dtype: np.dtype, shape: tuple, where: str) -
                          "pass a NumPy array of the declared shape") from None
     if arr.dtype == object:
         raise TidalError(f"input {name!r}{where} is not numeric data", "pass a NumPy array")
-    if arr.dtype != dtype:
-        if not np.can_cast(arr.dtype, dtype, "same_kind"):
-            raise TidalError(f"input {name!r}{where} has dtype {arr.dtype}, which cannot be cast safely "
-                             f"to the declared {dtype}", f"pass {dtype} data (e.g. arr.astype('{dtype}'))")
-        arr = arr.astype(dtype)
+    try:
+        arr = cast_exact(arr, dtype, f"input {name!r}{where}")
+    except ValueError as e:
+        raise TidalError(f"{e} (declared {dtype})", f"pass {dtype} data that fits, or declare the input "
+                         "with a dtype that holds it") from None
     if arr.shape != shape:
         raise TidalError(f"input {name!r}{where} has shape {arr.shape}, expected {shape}",
                          "the leading axes are the extents of the input's domain (program order), "
@@ -134,31 +136,9 @@ def validate_inputs(program: Any, inputs: Mapping | None, bounds: dict[str, int]
 
 
 def _udf_table(program: Any) -> dict[str, Callable]:
-    """Wrappers that turn what a UDF returns into arrays of the declared dtypes."""
-    table = {}
-    for node in program.nodes:
-        if node.op != "udf" or node.attrs["callee"] in table:
-            continue
-        fn, dtypes = node.attrs["fn"], [x.dtype for x in node.outputs]
-        table[node.attrs["callee"]] = _wrap(node.attrs["callee"], fn, dtypes)
-    return table
-
-
-def _wrap(callee: str, fn: Callable, dtypes: list) -> Callable:
-    def call(*args: Any) -> Any:
-        result = fn(*args)
-        if not dtypes:
-            return None
-        items = (result,) if len(dtypes) == 1 else result
-        if not isinstance(items, (tuple, list)) or len(items) != len(dtypes):
-            raise TypeError(f"udf {callee!r} returned {type(result).__name__}; it is declared with "
-                            f"{len(dtypes)} outputs")
-        arrays = tuple(np.asarray(v, dtype=d) for v, d in zip(items, dtypes))
-        return arrays[0] if len(dtypes) == 1 else arrays
-
-    call.__name__ = callee
-    call.__wrapped__ = fn
-    return call
+    """{callee: function}. Every backend checks what a UDF returns against its
+    declaration (tidal.runtime.run_checks.check_udf_result)."""
+    return {node.attrs["callee"]: node.attrs["fn"] for node in program.nodes if node.op == "udf"}
 
 
 class Executable:

@@ -1,0 +1,148 @@
+"""Checks every backend applies to what a run is given: bounds, values entering
+the program (inputs, UDF results) and the memory a run would need.
+
+One implementation, so `reference`, `numpy` and `jax` refuse the same things with
+the same words:
+
+* `check_bound(name, value)`: an integer >= 1 that fits in int64 (index
+  arithmetic and isl work in 64 bits; a bound past that would wrap or hang).
+* `cast_exact(value, dtype, what)`: the value as an array of `dtype`, or a
+  `ValueError` when the conversion would change a value: integers that do not
+  fit (2**40 into int32), negative integers into unsigned types, floats into
+  integers, non-booleans into bool, finite floats that overflow to inf, `None`
+  or non-numeric objects. Widening and float rounding (float64 -> float32, int
+  -> float) are allowed, as in NumPy's "same_kind" casting.
+* `check_udf_result(...)`: what a UDF returned against its declaration (count,
+  per-point shape, dtype via `cast_exact`); a sink's return value is ignored.
+* `check_footprint(entries)`: the bytes a run would hold, estimated before
+  anything is allocated, against the memory of this machine.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+__all__ = ["INT64_MAX", "check_bound", "cast_exact", "check_udf_result", "check_footprint",
+           "memory_limit", "format_bytes"]
+
+INT64_MAX = 2 ** 63 - 1
+
+
+def check_bound(name: str, value: Any) -> int:
+    """`value` as an int, or ValueError if it is not an integer in [1, 2**63 - 1]."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"bound '{name}' must be an int >= 1, got {value!r}")
+    value = int(value)
+    if value < 1:
+        raise ValueError(f"bound '{name}' must be an int >= 1, got {value}")
+    if value > INT64_MAX:
+        raise ValueError(f"bound '{name}' = {value} does not fit in int64 (at most 2**63 - 1)")
+    return value
+
+
+def _describe(arr: np.ndarray) -> str:
+    return f"{arr.dtype} of shape {arr.shape}"
+
+
+def cast_exact(value: Any, dtype, what: str) -> np.ndarray:
+    """`value` as an array of `dtype`; ValueError naming `what` if a value would change."""
+    dtype = np.dtype(dtype)
+    if value is None:
+        raise ValueError(f"{what} is None, expected {dtype} data")
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as e:  # ragged nested lists
+        raise ValueError(f"{what} is not a regular array: {e}") from None
+    if arr.dtype == dtype:
+        return arr
+    kind, target = arr.dtype.kind, dtype.kind
+    if kind not in "biuf" or target not in "biuf":
+        raise ValueError(f"{what} is {_describe(arr)}, which cannot be converted to {dtype}")
+    if target == "b" and kind != "b":
+        raise ValueError(f"{what} is {_describe(arr)}, expected bool (compare, e.g. `x != 0`, "
+                         f"to make booleans)")
+    if target in "iu" and kind == "f":
+        raise ValueError(f"{what} is {_describe(arr)}: floats are not converted to {dtype} "
+                         f"implicitly (round and cast them first)")
+    if target in "iu" and kind in "iu" and arr.size:
+        info = np.iinfo(dtype)
+        lo, hi = arr.min(), arr.max()
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise ValueError(f"{what} holds {int(bad)}, which does not fit in {dtype} "
+                             f"([{info.min}, {info.max}]); declare a wider dtype")
+    if target == "f" and kind == "f" and arr.size and dtype.itemsize < arr.dtype.itemsize:
+        finite = arr[np.isfinite(arr)]
+        if finite.size and np.abs(finite).max() > np.finfo(dtype).max:
+            raise ValueError(f"{what} holds {np.abs(finite).max():g}, which overflows {dtype}; "
+                             f"declare a wider dtype")
+    return arr.astype(dtype)
+
+
+def check_udf_result(callee: str, out: Any, shapes: Sequence[tuple], dtypes: Sequence) -> tuple:
+    """The arrays a UDF returned, as a tuple matching its declaration, or ValueError."""
+    if not dtypes:  # a sink runs for its effects; what it returns is ignored
+        return ()
+    if len(dtypes) == 1:
+        out = (out,)
+    elif not isinstance(out, (tuple, list)) or len(out) != len(dtypes):
+        got = f"{len(out)} values" if isinstance(out, (tuple, list)) else type(out).__name__
+        raise ValueError(f"UDF '{callee}' is declared with {len(dtypes)} results but returned {got}")
+    results = []
+    for i, (value, shape, dtype) in enumerate(zip(out, shapes, dtypes)):
+        what = f"UDF '{callee}' result{f' {i}' if len(dtypes) > 1 else ''}"
+        arr = cast_exact(value, dtype, what)
+        if tuple(arr.shape) != tuple(shape):
+            raise ValueError(f"{what} has shape {tuple(arr.shape)}, declared {tuple(shape)} "
+                             f"({np.dtype(dtype)})")
+        results.append(arr)
+    return tuple(results)
+
+
+def memory_limit() -> int:
+    """Bytes a run may use: physical memory, or the cgroup limit when lower.
+    `TIDAL_MEMORY_LIMIT` (bytes) overrides it."""
+    env = os.environ.get("TIDAL_MEMORY_LIMIT")
+    if env:
+        return int(env)
+    try:
+        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        limit = 1 << 62
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            limit = min(limit, int(text))
+    return limit
+
+
+def format_bytes(n: int) -> str:
+    for unit, size in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def check_footprint(entries: Iterable[tuple[str, int]], limit: int | None = None) -> None:
+    """`entries` = (what, bytes) for everything a run would hold. Raises
+    MemoryError naming the largest holder when the total exceeds `limit`."""
+    entries = list(entries)
+    total = sum(b for _, b in entries)
+    limit = memory_limit() if limit is None else limit
+    if total <= limit:
+        return
+    what, biggest = max(entries, key=lambda e: e[1])
+    def both(n: int) -> str:
+        text = format_bytes(n)
+        return text if text.endswith(" bytes") else f"{text} ({n} bytes)"
+
+    raise MemoryError(f"this run would need {both(total)} of memory, more than the "
+                      f"{format_bytes(limit)} available; the largest is {what}: "
+                      f"{both(biggest)}. Use smaller bounds "
+                      f"(or set TIDAL_MEMORY_LIMIT to raise the limit)")
