@@ -109,8 +109,11 @@ class Expr:
     def free_symbols(self) -> frozenset:
         """The set of :class:`Symbol` objects occurring in the expression."""
         if self._free is None:
-            found: frozenset = frozenset().union(*(a.free_symbols for a in self.args))
-            object.__setattr__(self, "_free", found)
+            if not self.args:
+                object.__setattr__(self, "_free", frozenset())
+            else:  # an explicit-stack walk: a long flat sum is a deep tree
+                from .transform import free_symbols
+                return free_symbols(self)
         return self._free
 
     def sort_key(self) -> tuple:

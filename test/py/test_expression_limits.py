@@ -253,3 +253,24 @@ def test_tidal_opt_runs_passes_on_100k_term_expressions(tmp_path):
     small = run(10_000, timeout=120)
     large = run(100_000, timeout=max(60, 60 * small))
     assert large < 30 * small, (small, large)
+
+
+def test_free_symbols_of_a_long_flat_sum_do_not_recurse():
+    """`Expr.free_symbols` (used by every pass, rt-to-sdg first) walked the tree
+    recursively: rt-to-sdg raised RecursionError on a flat index of ~500 terms."""
+    e = parse(_flat(20_000, "t + T"), dims=[Dim("t")])
+    assert sorted(s.name for s in e.free_symbols) == ["T", "t"]
+
+
+def test_rt_to_sdg_on_a_10k_term_index(tmp_path):
+    index = " + ".join(["t"] * 5_000 + ["T"] * 5_000) + " - 10000 * t - 5000 * T + t"
+    f = tmp_path / "flat.mlir"
+    f.write_text(f'''rt.program @p dims [t < T] {{
+  %x = rt.input "x" domain [t] : {V}
+  %y = rt.index %x[{index}] domain [t] : ({V}) -> {V}
+  rt.output "y" %y : {V}
+}}
+''')
+    out, _ = tidal_opt(f, "--pass-pipeline=builtin.module(rt-to-sdg)", timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "sdg.output" in out.stdout
