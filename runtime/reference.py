@@ -160,6 +160,8 @@ class _Evaluator:
     def __init__(self, root: ir.Operation, graph: ir.Operation, bounds, inputs, udfs):
         self.root = root  # keeps the graph's module (and context) alive
         self.bounds = _check_bounds(graph, bounds)
+        steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
+        self.bound_of = dict(zip(steps, self.bounds))    # step -> its bound's name
         self.nodes = decode_graph(graph, self.bounds)
         check_footprint(_footprint(self.nodes))
         self.values: list[dict] = [{} for _ in self.nodes]
@@ -261,8 +263,9 @@ class _Evaluator:
                                         for c in coords) + "]"
                 raise EvaluationError(
                     f"operand {operand.number} reads '{producer.op_name}' ({producer.loc}) at "
-                    f"{operand.text} = {shown}, outside its domain: {step}={bad} is not in "
-                    f"[0, {extent})", node, p)
+                    f"{operand.text} = {shown}, outside its domain: it needs {step} = {bad} but "
+                    f"{self.bound_of[step]} = {extent} ({step} must be in [0, {self.bound_of[step]}))",
+                    node, p)
         if not operand.has_slices:
             return operand, [(producer, coords)], None
         sizes = tuple(len(a) for a, c in zip(axes, coords) if isinstance(c, slice))

@@ -155,7 +155,7 @@ def with_output(value, dep="t", shape=V):
     (ERRORS, {"x": np.zeros((3, 5))},
      r"<input>:3:8: 'sdg.input' at point \(t=0\): input 'x' has shape \(3, 5\), expected \(3, 4\)"),
     (with_output("%p"), None, r"<input>:4:8: 'sdg.unary' at point \(t=0\): operand 0 reads 'sdg.input' "
-                              r"\(<input>:3:8\) at \[t - 1\] = \[-1\], outside its domain: t=-1 is not in \[0, 3\)"),
+                              r"\(<input>:3:8\) at \[t - 1\] = \[-1\], outside its domain: it needs t = -1 but T = 3 \(t must be in \[0, T\)\)"),
     (with_output("%m"), None, r"<input>:5:8: 'sdg.merge' at point \(t=0\): no branch condition holds "
                               r"\(conditions: <t gt 1>\)"),
     (with_output("%u"), None, r"<input>:6:8: 'sdg.udf' at point \(t=0\): no UDF registered under 'nope'"),
