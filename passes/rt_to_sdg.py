@@ -183,6 +183,15 @@ class _Converter:
             first = str(e).splitlines()[0]
             raise self.fail(f"{what} '{text}' is not a valid symbolic expression: {first}", op) from None
 
+    def condition(self, op: ir.Operation) -> Expr:
+        """The op's `cond` attribute: a boolean expression over its steps and bounds."""
+        text = expr_text(op.attributes["cond"])
+        cond = self.parse(text, op, "condition")
+        if cond.kind != "bool":
+            raise self.fail(f"condition '{text}' is {'an' if cond.kind[0] in 'aeiou' else 'a'} {cond.kind} "
+                            f"expression; a condition must be boolean (e.g. 't ge 1', 't mod 2 eq 0')", op)
+        return cond
+
     def view(self, value: ir.Value, op: ir.Operation, what: str) -> _View:
         found = self.views.get(value)
         if found is None:
@@ -293,7 +302,7 @@ class _Converter:
             raise self.fail(str(e).splitlines()[0], op) from None
         cond = None
         if "cond" in op.attributes:
-            cond = self.parse(expr_text(op.attributes["cond"]), op, "condition")
+            cond = self.condition(op)
             self.check_steps(cond, domain, op, "condition")
             fixed = sorted(step_names(cond) & inverse.constant)
             if fixed:
@@ -323,7 +332,7 @@ class _Converter:
         attributes = {"name": op.attributes["name"], "dep": index_attr(view.dep_texts()),
                       "domain": index_attr(list(view.domain))}
         if "cond" in op.attributes:
-            cond = self.parse(expr_text(op.attributes["cond"]), op, "condition")
+            cond = self.condition(op)
             self.check_steps(cond, view.domain, op, "condition")
             attributes["cond"] = op.attributes["cond"]
         ir.Operation.create("sdg.output", operands=[view.value], attributes=attributes,

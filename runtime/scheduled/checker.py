@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tidal.lowering.to_scf import run_function_name
-from tidal.symbolic.isl_bridge import fix_params, points
+from tidal.symbolic.isl_bridge import points
 
 from .hostgen import HELPERS, host_source
 
@@ -56,7 +56,7 @@ def check_schedule(exe, bounds: dict) -> CheckReport:
         position[item] = i
     expected = set()
     for k, domain in sched.domains.items():
-        for p in points(fix_params(domain, bounds)):
+        for p in points(sched.poly.fix(domain, bounds)):
             expected.add((k, tuple(p)))
     missing = expected - set(position)
     extra = set(position) - expected
@@ -70,7 +70,7 @@ def check_schedule(exe, bounds: dict) -> CheckReport:
     for sink, number, m in sched.validity:
         source = exe.graph.nodes[sink].edges[number].source
         n_src = len(exe.graph.nodes[source].domain)
-        for pair in points(fix_params(m, bounds)):
+        for pair in points(sched.poly.fix(m, bounds)):
             a, b = (source, tuple(pair[:n_src])), (sink, tuple(pair[n_src:]))
             count += 1
             if position[a] >= position[b]:

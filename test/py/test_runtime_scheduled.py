@@ -249,3 +249,20 @@ def test_bad_bounds_and_inputs():
         exe.run({"T": 2}, {"x": np.ones((3, 4))})
     with pytest.raises(EvaluationError, match="no value for input"):
         exe.run({"T": 2}, {})
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_dimension_names_isl_reserves_run_and_check(backend):
+    """`floor` and `exists` are isl keywords: the checker fixes bounds by their
+    isl spelling, as the scheduler does."""
+    text = f"""
+sdg.graph @g dims [floor < exists] {{
+  %x = sdg.input "x" domain [floor] : {V}
+  %s = sdg.merge %x[0] if <floor eq 0>, %n[floor] if <true> domain [floor] : ({V}, {V}) -> {V}
+  %n = sdg.binary add %s[floor - 1], %x[floor] domain [floor] : ({V}, {V}) -> {V}
+  sdg.output "s" %s[floor] domain [floor] : {V}
+}}"""
+    exe = compile_sdg(text, backend=backend)
+    assert check_schedule(exe, {"exists": 5}).executions == 19
+    x = np.arange(20, dtype=np.float32).reshape(5, 4)
+    np.testing.assert_allclose(exe.run({"exists": 5}, {"x": x})["s"], np.cumsum(x, 0))

@@ -113,3 +113,26 @@ rt.program @output_condition dims [t < T] {
   rt.output "x0" %x0 if <t eq 0> : !v
 }
 // CHECK-NOT: Traceback
+
+// -----
+
+!v = !tidal.tensor<[4], f32>
+
+// A definition condition must be boolean (it used to be an internal error).
+rt.program @int_condition dims [t < T] {
+  %x = rt.input "x" domain [t] : !v
+  %s = rt.recurrent domain [t] : !v
+  // expected-error @+1 {{condition 't + 1' is an int expression; a condition must be boolean}}
+  rt.define %s[t] if <t + 1> = %x : !v, !v
+  rt.output "s" %s : !v
+}
+
+// -----
+
+!v = !tidal.tensor<[4], f32>
+
+rt.program @int_output_condition dims [t < T] {
+  %x = rt.input "x" domain [t] : !v
+  // expected-error @+1 {{condition 't' is an int expression; a condition must be boolean}}
+  rt.output "x" %x if <t> : !v
+}
