@@ -21,8 +21,12 @@ default 32-bit mode it first narrows `np.float64` to float32, so
 (PyTorch's rule: the scalar does not choose the dtype). Creating a tensor
 from a NumPy scalar (`td.constant(np.float64(1))`, `td.full(s, np.float64(1))`)
 keeps its dtype.
-Which dtype an operation computes in is asked from NumPy itself (e.g.
-`np.exp` of int16 is float32, `int / int` is float64).
+Two departures from NumPy, both PyTorch's and JAX's rules: tensors of integer
+and float dtypes promote to the float dtype (`int64 + float32` is float32,
+NumPy says float64), and an operation that turns integers into floats
+(`int / int`, `exp(int32)`, `mean`) gives the default float32 unless NumPy
+picks a narrower one (`np.exp` of int8 is float16). float64 only comes from
+float64. Otherwise which dtype an operation computes in is asked from NumPy.
 """
 from __future__ import annotations
 
@@ -101,8 +105,9 @@ _WEAK_RAISE = {1: INDEX, 2: DEFAULT_FLOAT}
 def promote(strong: list[np.dtype], weak_kinds: list[int] = ()) -> np.dtype:
     """The common dtype of tensors (`strong`) and weak scalars of `weak_kinds`."""
     if strong:
-        try:
-            base = np.result_type(*strong)
+        floats = [d for d in strong if np.dtype(d).kind == "f"]
+        try:  # integers meeting floats take the floats' dtype (PyTorch, JAX): i64 + f32 is f32
+            base = np.result_type(*(floats or strong))
         except TypeError as e:
             raise TidalError(f"cannot promote dtypes {', '.join(map(str, strong))}: {e}") from None
     else:
@@ -146,6 +151,10 @@ def ufunc_result(ufunc: Any, *dts: np.dtype) -> np.dtype:
                          "cast the operand with .astype(...) first")
     if result not in _MLIR:
         result = np.dtype(np.float64) if result.kind == "f" else INDEX
+    if result == np.float64 and not any(np.dtype(d) == np.float64 for d in dts):
+        # Integers turned into floats (int / 2, int64 + float32, exp of an int) take
+        # the default float, as in PyTorch and JAX; float64 only comes from float64.
+        result = np.dtype(np.float32)
     return result
 
 

@@ -54,14 +54,18 @@ def test_weak_python_scalars_keep_the_tensor_dtype(env):
     # a scalar of a higher kind raises the kind to its default dtype, as JAX
     assert (n * 0.5).dtype == np.float32 and (b + 1).dtype == np.int64 and (b * 1.5).dtype == np.float32
     assert (x + n.astype("float64").sum()).dtype == np.float64
-    assert (n + x.sum()).dtype == np.float64  # int32 with float32 -> float64 (np.result_type)
+    assert (n + x.sum()).dtype == np.float32  # int32 with float32 -> float32 (PyTorch, JAX; NumPy: float64)
 
 
-def test_op_dtypes_follow_numpy(env):
+def test_op_dtypes_follow_numpy_with_the_default_float(env):
+    """NumPy's result types, except that integers turned into floats take the
+    default float32 (as in PyTorch and JAX): float64 only comes from float64."""
     _, v = env
     x, n, b = v["x"], v["n"], v["b"]
-    assert (n / 2).dtype == np.float64 and n.exp().dtype == np.float64
-    assert n.sum().dtype == np.int64 and n.mean().dtype == np.float64
+    assert (n / 2).dtype == np.float32 and n.exp().dtype == np.float32
+    assert n.sum().dtype == np.int64 and n.mean().dtype == np.float32
+    assert (n.astype("float64") / 2).dtype == np.float64 and (n + x.astype("float64")[0, :3]).dtype == np.float64
+    assert (n.astype("int64") + x[0, :3]).dtype == np.float32
     assert b.sum().dtype == np.int64 and (x > 0).dtype == np.bool_
     assert n.astype("int8").exp().dtype == np.float16  # as np.exp(int8)
     assert td.symbol(v["t"]).dtype == np.int64 and (x * v["t"]).dtype == np.float32
@@ -73,9 +77,9 @@ def test_operands_are_cast_to_the_computing_dtype(env, filecheck):
     p.output("y", y)
     filecheck(p.mlir(locations=False), """
     CHECK: [[N:%[0-9]+]] = rt.input "n" domain [i] : !tidal.tensor<[3], i32>
-    CHECK: [[C:%[0-9]+]] = rt.cast [[N]] domain [i] : (!tidal.tensor<[3], i32>) -> !tidal.tensor<[3], f64>
-    CHECK-NEXT: [[TWO:%[0-9]+]] = rt.constant dense<2.000000e+00> : tensor<f64>
-    CHECK-NEXT: rt.binary div [[C]], [[TWO]] domain [i] : (!tidal.tensor<[3], f64>, !tidal.tensor<[], f64>) -> !tidal.tensor<[3], f64>
+    CHECK: [[C:%[0-9]+]] = rt.cast [[N]] domain [i] : (!tidal.tensor<[3], i32>) -> !tidal.tensor<[3], f32>
+    CHECK-NEXT: [[TWO:%[0-9]+]] = rt.constant dense<2.000000e+00> : tensor<f32>
+    CHECK-NEXT: rt.binary div [[C]], [[TWO]] domain [i] : (!tidal.tensor<[3], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[3], f32>
     """)
 
 
