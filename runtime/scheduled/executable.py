@@ -53,6 +53,8 @@ class Executable:
         self.root, self.udfs, self.backend = root, udfs, backend
         self._udf_shapes: dict[int, list] = {}
         self._compile_counts: dict[str, int] = {}   # kernel -> traces, this executable's own
+        self._counts = [0, 0, 0, 0]   # last run: jitted launches, host ops, device->host, host->device
+        self._store_bytes = 0
         self._bound_values: tuple = ()
         with root.context:
             self.graph = graph = read_graph(graph_op)
@@ -126,7 +128,8 @@ class Executable:
     def _namespace(self, gen: LauncherGen) -> dict:
         ns = dict(HELPERS)
         ns.update(_np=np, _slice=slice, _bucket=bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
-                  _udf=self._call_udf, _own=_own)
+                  _udf=self._call_udf, _own=_own, _C=self._counts,
+                  _d2h=self._device_to_host, _h2d=self._host_to_device)
         for k, d in self.opdefs.items():
             ns[f"_F{k}"] = d.fn
             if d.value is not None:
@@ -142,6 +145,16 @@ class Executable:
                                       counter=self._compile_counts)
         self.kernel_names = sorted(gen.kernels)
         return ns
+
+    def _device_to_host(self, value):
+        if not isinstance(value, np.ndarray):
+            self._counts[2] += 1
+        return np.asarray(value)
+
+    def _host_to_device(self, value):
+        if isinstance(value, np.ndarray) or np.isscalar(value):
+            self._counts[3] += 1
+        return value
 
     def _call_udf(self, k: int, point: tuple, args: list) -> tuple:
         d = self.opdefs[k]
@@ -214,6 +227,7 @@ class Executable:
             buf = np.zeros(tuple(store.caps) + tuple(shape), dtype=dtype)
             buf[tuple(slice(0, e) for e in extents)] = given
             store.buf = jax.device_put(buf)
+            self._counts[3] += 1
 
     def _layouts(self, bounds: dict) -> list:
         """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
@@ -277,11 +291,13 @@ class Executable:
         bounds = self._check_bounds(bounds)
         self.sched.check_bounds(bounds)  # UncomputableError if an output or UDF needs a missing point
         self._bound_values = tuple(bounds[b] for b in self.graph.bounds)
+        self._counts[:] = [0, 0, 0, 0]
         stores = self.allocate(bounds, inputs or {})
         self.ns.update(stores)
         self.ns.update(bounds)
         self._program(*(bounds[b] for b in self.bound_names))
         self.last_stores = stores
+        self._store_bytes = sum(_store_bytes(s) for s in stores.values())
         return self._results(bounds, stores)
 
     def _results(self, bounds, stores) -> dict:
@@ -295,6 +311,7 @@ class Executable:
             extents = [bounds[d.bound.name] for d in self.graph.dims_of(node)]
             if isinstance(store, ArrayStore):
                 out[name] = np.array(store.result(extents))
+                self._counts[2] += store.xp is not np
             elif "cond" in node.attrs:
                 out[name] = {p: np.asarray(v) for p, v in sorted(store.data.items())}
             elif store.plan.static_shape:
@@ -316,6 +333,19 @@ class Executable:
         return {f"%{k}" + (f"#{r}" if r else ""): f"{p.kind} [{', '.join(map(str, p.axes))}]"
                 for (k, r), p in sorted(self.plans.items())}
 
+    def stats(self) -> dict:
+        """Counters: `kernels` (jitted kernels) and `host_ops` (operators run with
+        NumPy on the host) of this executable; `xla_compilations` so far; for the
+        last run: `launches` (jitted kernel calls), `host_launches`,
+        `device_to_host` / `host_to_device` (explicit copies: operands fetched for
+        host ops, host results written to device stores, inputs loaded, results
+        read), and `store_bytes` (the bytes its stores held at the end: array stores
+        are allocated whole, so this is their peak; point stores only grow)."""
+        launches, host, d2h, h2d = self._counts
+        return {"kernels": len(self.kernel_names), "host_ops": len(self.host_nodes),
+                "xla_compilations": self.compiles(), "launches": launches, "host_launches": host,
+                "device_to_host": d2h, "host_to_device": h2d, "store_bytes": self._store_bytes}
+
     def compiles(self) -> int:
         """Number of jit compilations (traces) of this executable's kernels so far."""
         return sum(self._compile_counts.values())
@@ -330,6 +360,12 @@ def _check_names(graph) -> None:
         if not name.isidentifier() or name.startswith("_") or name in _RESERVED:
             raise NotImplementedError(f"@{graph.name}: the dimension name '{name}' cannot be used by the "
                                       f"scheduled runtime (rename it)")
+
+
+def _store_bytes(store) -> int:
+    if isinstance(store, ArrayStore):
+        return int(store.buf.size) * store.dtype.itemsize
+    return sum(int(getattr(v, "nbytes", 0)) for v in store.data.values())
 
 
 def _own(value):

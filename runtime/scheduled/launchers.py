@@ -12,7 +12,9 @@ array store in place; anything else (UDFs, random draws, point-varying
 shapes, strided slices) runs on the host with NumPy.
 
 Names in the generated module: `_S<k>` / `_S<k>_<r>` stores, `_K<k>` jitted
-kernels, `_F<k>` op functions, `_V<k>` constants, bounds by their own names.
+kernels, `_F<k>` op functions, `_V<k>` constants, bounds by their own names;
+`_C` counts the run's jitted launches, host ops and device<->host copies
+(`_d2h`, `_h2d`) for `Executable.stats()`.
 """
 from __future__ import annotations
 
@@ -113,7 +115,7 @@ class LauncherGen:
         if plan.kind == "point":
             if any(c.kind == "slice" for c in comps):
                 return None
-            leaves.append(self.host_read(node, edge, lines))
+            leaves.append(f"_h2d({self.host_read(node, edge, lines)})")  # counts NumPy values
             return LazyOperand("value")
         if not plan.static_shape or any(c.kind == "slice" and c.step != 1 for c in comps):
             return None
@@ -185,7 +187,7 @@ class LauncherGen:
                     mirror[i] = f"{idx[i]} + {a.size}"
                     lines.append(f"{pad}{name}.buf[{_index(mirror)}] = _v")
         else:
-            lines.append(f"{pad}{name}.write(({''.join(s + ', ' for s in steps)}), {value})")
+            lines.append(f"{pad}{name}.write(({''.join(s + ', ' for s in steps)}), _h2d({value}))")
 
     # -- one node ------------------------------------------------------------------------
     def scalars(self, opdef: OpDef, node: Node) -> str:
@@ -226,19 +228,21 @@ class LauncherGen:
         if inplace:
             slots = [self.slot(plan, i, s) for i, s in enumerate(node.domain)]
             args = ", ".join([static, f"{out_name}.buf"] + slots + leaves)
-            lines.append(f"{pad}{out_name}.buf = {kname}({args})")
+            lines.append(f"{pad}_C[0] += 1; {out_name}.buf = {kname}({args})")
         else:
             args = ", ".join([static] + leaves)
-            lines.append(f"{pad}{out_name}.data[{self.point_slot(plan, list(node.domain))}] = {kname}({args})")
+            lines.append(f"{pad}_C[0] += 1; {out_name}.data[{self.point_slot(plan, list(node.domain))}] = "
+                         f"{kname}({args})")
         return True
 
     def host_call(self, node: Node, opdef: OpDef, edges: list, pad: str, lines: list) -> None:
         self.host_nodes.add(node.index)
+        lines.append(f"{pad}_C[1] += 1")
         pre: list[str] = []
         args = [self.host_read(node, e, pre) for e in edges]
         lines += [pad + p for p in pre]
         if self.backend == "jax":
-            args = [f"_np.asarray({a})" for a in args]
+            args = [f"_d2h({a})" for a in args]
         if opdef.kind == "udf":
             point = "(" + "".join(s + ", " for s in node.domain) + ")"
             lines.append(f"{pad}_r = _udf({node.index}, {point}, [{', '.join(args)}])")

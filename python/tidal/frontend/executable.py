@@ -176,5 +176,15 @@ class Executable:
 
     __call__ = run
 
+    def stats(self) -> dict[str, int]:
+        """Counters of the compiled program and its last run (scheduled backends):
+        kernels, host_ops, xla_compilations (so far), launches, host_launches,
+        device_to_host, host_to_device, store_bytes. See
+        tidal.runtime.scheduled.Executable.stats."""
+        if self.compiled is None:
+            raise TidalError("the reference backend interprets the program and has no kernels to count",
+                             'compile with backend="jax" or "numpy" for exe.stats()')
+        return self.compiled.stats()
+
     def __repr__(self) -> str:
         return f"Executable({self.program.name!r}, backend={self.backend!r})"
