@@ -47,7 +47,7 @@ from tidal.dialects import make_context, ops_named
 from tidal.passes.rt_to_sdg import rt_to_sdg
 
 from .reference_graph import EvaluationError, Node, decode_graph, format_point
-from .run_checks import cast_exact, check_bound, check_footprint, check_udf_result
+from .run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
 
 __all__ = ["evaluate", "EvaluationError", "load_graph"]
 
@@ -121,18 +121,10 @@ def _load(root: ir.Operation, graph: str | None, copy: bool) -> tuple[ir.Operati
 
 def _check_bounds(graph: ir.Operation, bounds: dict[str, int]) -> dict[str, int]:
     names = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["bounds"])]
-    unknown = sorted(set(bounds) - set(names))
-    if unknown:
-        raise EvaluationError(f"unknown bound '{unknown[0]}' (the graph's bounds: {', '.join(names)})")
-    checked = {}
-    for name in names:
-        if name not in bounds:
-            raise EvaluationError(f"no value for bound '{name}'")
-        try:
-            checked[name] = check_bound(name, bounds[name])
-        except ValueError as e:
-            raise EvaluationError(str(e)) from None
-    return checked
+    try:
+        return check_bounds(names, bounds)
+    except ValueError as e:
+        raise EvaluationError(str(e)) from None
 
 
 def _footprint(nodes: list[Node]) -> list[tuple[str, int]]:

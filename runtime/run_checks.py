@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["INT64_MAX", "check_bound", "cast_exact", "check_udf_result", "check_footprint",
+__all__ = ["INT64_MAX", "check_bound", "check_bounds", "cast_exact", "check_udf_result", "check_footprint",
            "memory_limit", "format_bytes"]
 
 INT64_MAX = 2 ** 63 - 1
@@ -40,6 +40,18 @@ def check_bound(name: str, value: Any) -> int:
     if value > INT64_MAX:
         raise ValueError(f"bound '{name}' = {value} does not fit in int64 (at most 2**63 - 1)")
     return value
+
+
+def check_bounds(names: Sequence[str], bounds: dict) -> dict[str, int]:
+    """{name: int} for every bound in `names` (a graph's), or ValueError for an
+    unknown, missing or invalid one."""
+    unknown = sorted(set(bounds) - set(names))
+    if unknown:
+        raise ValueError(f"unknown bound '{unknown[0]}' (the graph's bounds: {', '.join(names)})")
+    missing = [n for n in names if n not in bounds]
+    if missing:
+        raise ValueError(f"no value for bound '{missing[0]}'")
+    return {name: check_bound(name, bounds[name]) for name in names}
 
 
 def _describe(arr: np.ndarray) -> str:

@@ -27,7 +27,7 @@ from ..reference import load_graph
 from ..reference_graph import EvaluationError, format_point
 from .hostgen import HELPERS, host_source
 from .launchers import LauncherGen, store_name
-from ..run_checks import cast_exact, check_bound, check_footprint, check_udf_result
+from ..run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
 from .opdecode import DTYPES, decode
 from .stores import ArrayStore, PointStore, bucket, make_store
 
@@ -177,19 +177,10 @@ class Executable:
 
     # -- running -------------------------------------------------------------------------
     def _check_bounds(self, bounds: dict) -> dict:
-        unknown = sorted(set(bounds) - set(self.bound_names))
-        if unknown:
-            raise EvaluationError(f"unknown bound '{unknown[0]}' (the graph's bounds: "
-                                  f"{', '.join(self.bound_names)})")
-        out = {}
-        for name in self.bound_names:
-            if name not in bounds:
-                raise EvaluationError(f"no value for bound '{name}'")
-            try:
-                out[name] = check_bound(name, bounds[name])
-            except ValueError as e:
-                raise EvaluationError(str(e)) from None
-        return out
+        try:
+            return check_bounds(self.bound_names, bounds)
+        except ValueError as e:
+            raise EvaluationError(str(e)) from None
 
     def _shape(self, texts, bounds):
         exprs = [parse(t) for t in texts]

@@ -44,3 +44,16 @@ sdg.graph @reinforce dims [i < I, t < T] {{
   %u = sdg.binary sub %w[i], %gs[i] domain [i] : ({V}, {V}) -> {V}
   sdg.output "w" %w[i] domain [i] : {V}
 {returns}}}"""
+
+
+# s[0] = a; s[t] = s[t - 1] + x[t - 6]: s[1..] can never be computed (x[-5] at
+# the bottom of every chain), and the worklist discovers that one point per
+# round; the output only needs s[0].
+FAR_BASE = f"""
+sdg.graph @far dims [t < T] {{
+  %a = sdg.input "a" domain [] : {V}
+  %x = sdg.input "x" domain [t] : {V}
+  %s = sdg.merge %a[] if <t eq 0>, %f[t - 1] if <true> domain [t] : ({V}, {V}) -> {V}
+  %f = sdg.binary add %s[t], %x[t - 5] domain [t] : ({V}, {V}) -> {V}
+  sdg.output "s" %s[0] domain [] : {V}
+}}"""

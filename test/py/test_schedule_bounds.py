@@ -17,6 +17,7 @@ import pytest
 
 import tidal as td
 from tidal.lowering.schedule import UncomputableError
+from sdg_fixtures import FAR_BASE
 
 SCHEDULED = ["numpy", "jax"]
 BACKENDS = ["reference"] + SCHEDULED
@@ -247,14 +248,7 @@ def test_only_the_needed_base_case_of_an_uncomputable_recurrence_runs(backend):
     from tidal.runtime.reference import evaluate
     from tidal.runtime.scheduled import compile_sdg
     from tidal.runtime.scheduled.checker import check_schedule
-    text = f"""
-sdg.graph @far dims [t < T] {{
-  %a = sdg.input "a" domain [] : {V}
-  %x = sdg.input "x" domain [t] : {V}
-  %s = sdg.merge %a[] if <t eq 0>, %f[t - 1] if <true> domain [t] : ({V}, {V}) -> {V}
-  %f = sdg.binary add %s[t], %x[t - 5] domain [t] : ({V}, {V}) -> {V}
-  sdg.output "s" %s[0] domain [] : {V}
-}}"""
+    text = FAR_BASE
     exe = compile_sdg(text, backend=backend)
     a = np.arange(4, dtype=np.float32)
     for T in (1, 3, 12):

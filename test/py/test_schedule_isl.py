@@ -9,7 +9,7 @@ from tidal.dialects import make_context
 from tidal.lowering.graph import graphs_in, read_graph
 from tidal.lowering.loop_ast import Exec, For, If, format_loop_nest, from_isl, walk
 from tidal.lowering.schedule import ScheduleError, ScheduleOptions, load_schedule, schedule_graph
-from sdg_fixtures import UNSCHEDULABLE_FUTURE, reinforce
+from sdg_fixtures import FAR_BASE, UNSCHEDULABLE_FUTURE, reinforce
 
 V = "!tidal.tensor<[4], f32>"
 _KEEP = []  # keep contexts/modules alive for the graph models
@@ -286,17 +286,6 @@ sdg.graph @pair dims [t < T] {{
   sdg.output "y" %y[] domain [] : {V}
 }}"""
 
-# s[0] = a; s[t] = s[t - 1] + x[t - 6]: s[1..] can never be computed (x[-5] at
-# the bottom of every chain), and the worklist discovers that one point per
-# round; the output only needs s[0].
-FAR_BASE = f"""
-sdg.graph @far dims [t < T] {{
-  %a = sdg.input "a" domain [] : {V}
-  %x = sdg.input "x" domain [t] : {V}
-  %s = sdg.merge %a[] if <t eq 0>, %f[t - 1] if <true> domain [t] : ({V}, {V}) -> {V}
-  %f = sdg.binary add %s[t], %x[t - 5] domain [t] : ({V}, {V}) -> {V}
-  sdg.output "s" %s[0] domain [] : {V}
-}}"""
 
 
 def test_an_op_computable_for_some_bounds_is_scheduled_under_that_condition():
