@@ -12,7 +12,10 @@ Conventions where NumPy and the op set leave a choice:
 
 * `div` on integers truncates toward zero (true division, then cast);
   `mod` and `floordiv` follow Python (floor) semantics, like `tidal.symbolic`.
-* `reduce max/min` over an empty dimension is an error.
+* `reduce max/min/argmax/argmin` over an empty dimension is an error.
+* `reduce argmax/argmin` reduce one dimension to the position of its first
+  maximal/minimal element, a NaN counting as both (NumPy's rule, which
+  `jnp.argmax`/`jnp.argmin` follow too).
 * `gather`/`scatter_add` follow `torch.gather`/`torch.scatter_add`: the index
   may be smaller than the source/destination outside `dim`. Index values are
   range-checked on NumPy arrays only (no data-dependent checks under jax).
@@ -94,6 +97,13 @@ BINARY_KINDS = {
     "xor": lambda xp, a, b: xp.logical_xor(a, b),
 }
 
+
+def _one_axis(axes: tuple) -> int:
+    if len(axes) != 1:
+        raise KernelError(f"argmax/argmin reduce exactly one dimension, got {list(axes)}")
+    return axes[0]
+
+
 REDUCE_KINDS = {
     "sum": lambda xp, x, axes, keep: xp.sum(x, axis=axes, keepdims=keep),
     "prod": lambda xp, x, axes, keep: xp.prod(x, axis=axes, keepdims=keep),
@@ -101,6 +111,8 @@ REDUCE_KINDS = {
     "min": lambda xp, x, axes, keep: xp.min(x, axis=axes, keepdims=keep),
     "any": lambda xp, x, axes, keep: xp.any(x, axis=axes, keepdims=keep),
     "all": lambda xp, x, axes, keep: xp.all(x, axis=axes, keepdims=keep),
+    "argmax": lambda xp, x, axes, keep: xp.argmax(x, axis=_one_axis(axes), keepdims=keep),
+    "argmin": lambda xp, x, axes, keep: xp.argmin(x, axis=_one_axis(axes), keepdims=keep),
 }
 
 SCAN_KINDS = {
@@ -135,7 +147,7 @@ def where(xp, c, a, b, dtype):
 def reduce(xp, kind: str, dims: Sequence[int], keepdim: bool, x, dtype):
     fn = _kind(REDUCE_KINDS, kind, "reduce")
     axes = tuple(int(d) for d in dims)
-    if kind in ("max", "min") and any(x.shape[d] == 0 for d in axes):
+    if kind in ("max", "min", "argmax", "argmin") and any(x.shape[d] == 0 for d in axes):
         raise KernelError(f"reduce {kind} over an empty dimension (shape {tuple(x.shape)}, dims {list(axes)})")
     return _out(xp, fn(xp, x, axes, bool(keepdim)), dtype)
 

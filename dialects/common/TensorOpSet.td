@@ -73,7 +73,7 @@ multiclass TidalTensorOps<Dialect d, bit withDeps> {
   def _ReduceOp : TidalTensorOpBase<d, "reduce", withDeps,
       (ins Tidal_ReduceKind:$kind, DenseI64ArrayAttr:$dims, UnitAttr:$keepdim),
       "$kind $dims (`keepdim` $keepdim^)?", "verifyReduce", [Pure], "reduction over spatial dimensions",
-      "Reduces the listed spatial dimensions (distinct, in range) with `kind`; with `keepdim` they stay with size 1.",
+      "Reduces the listed spatial dimensions (distinct, in range) with `kind`; with `keepdim` they stay with size 1. `argmax`/`argmin` reduce exactly one dimension to the `i64` position of its first maximal/minimal element (NaN counts as maximal and minimal, as in NumPy).",
       "%s = " # P # "reduce sum [0] %w domain [t] : (!tidal.tensor<[t + 1, 4], f32>) -> " # T4,
       "%s = " # P # "reduce sum [0] %x[0:t + 1] domain [t] : (" # T4 # ") -> " # T4>;
   def _ScanOp : TidalTensorOpBase<d, "scan", withDeps,

@@ -254,6 +254,13 @@ LogicalResult verifyReduce(Operation *op, bool withDeps) {
   size_t expected = op->hasAttr("keepdim") ? in.rank() : in.rank() - dims.size();
   if (r.rank() != expected)
     return op->emitOpError("result rank must be ") << expected;
+  auto kind = static_cast<ReduceKind>(op->getAttrOfType<IntegerAttr>("kind").getInt());
+  if (kind == ReduceKind::argmax || kind == ReduceKind::argmin) {
+    if (dims.size() != 1)
+      return op->emitOpError(stringifyReduceKind(kind)) << " reduces exactly one dimension";
+    if (!r.elementType.isInteger(64))
+      return op->emitOpError(stringifyReduceKind(kind)) << " result element type must be i64";
+  }
   return success();
 }
 

@@ -26,7 +26,8 @@ def Tidal_BinaryKind : I32EnumAttr<"BinaryKind", "elementwise binary function", 
 
 def Tidal_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"prod", 1>, I32EnumAttrCase<"max", 2>,
-    I32EnumAttrCase<"min", 3>, I32EnumAttrCase<"any", 4>, I32EnumAttrCase<"all", 5>]> {
+    I32EnumAttrCase<"min", 3>, I32EnumAttrCase<"any", 4>, I32EnumAttrCase<"all", 5>,
+    I32EnumAttrCase<"argmax", 6>, I32EnumAttrCase<"argmin", 7>]> {
   let cppNamespace = "::tidal";
 }
 

@@ -33,7 +33,10 @@ HOST_ONLY = {"random", "udf", "index_select", "gather", "scatter_add", "constant
 
 
 def REDUCE_IDENTITY(kind: str, dtype) -> Any:
-    """The padding value that leaves a reduction (or a matmul contraction) unchanged."""
+    """The padding value that leaves a reduction (or a matmul contraction) unchanged;
+    None for argmax/argmin, whose result (a position) padding would shift."""
+    if kind in ("argmax", "argmin"):
+        return None
     dtype = np.dtype(dtype)
     if kind in ("sum", "any", "matmul"):
         return dtype.type(0)

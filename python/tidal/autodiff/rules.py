@@ -4,7 +4,7 @@
 `node`, given the gradient `g` of its result `y`; `needed[k]` says whether
 input k wants one. The rules are written with the frontend's own ops, so a
 gradient is just more traced RTs. Non-differentiable ops (comparisons,
-logical ops, floor/ceil/sign/floordiv, casts from integers, iota, random,
+logical ops, floor/ceil/sign/floordiv, argmax/argmin, casts from integers, iota, random,
 constants, UDFs) contribute nothing: their inputs get no gradient through
 them (a UDF is a constant to autodiff). Conventions follow JAX where the
 derivative is ambiguous: `relu'(0) = 0`, `max`/`min` split ties evenly,
@@ -152,7 +152,7 @@ def _reduce(node, y, g, needed):
         mask = E.astype(E.eq(x, ye), x.dtype)
         count = mask.sum(dims, keepdim=True)
         return [S.expand(ge, *x.shape) * mask / count]
-    return [None]
+    return [None]  # any/all, argmax/argmin: boolean and integer results
 
 
 def _scan(node, y, g, needed):

@@ -19,8 +19,8 @@ from .ops_elementwise import (abs, add, astype, ceil, clamp, cos, div, eq, exp, 
                               gt, le, log, logical_and, logical_not, logical_or, logical_xor, lt,
                               maximum, minimum, mod, mul, ne, neg, pow, reciprocal, relu, rsqrt,
                               sigmoid, sign, sin, sqrt, square, sub, tanh, where)
-from .ops_reduce import (all, amax, amin, any, cummax, cummin, cumprod, cumsum, discounted_sum,
-                         log_softmax, logsumexp, matmul, mean, prod, softmax, sum)
+from .ops_reduce import (all, amax, amin, any, argmax, argmin, cummax, cummin, cumprod, cumsum,
+                         discounted_sum, log_softmax, logsumexp, matmul, mean, prod, softmax, sum)
 from .ops_shape import (cat, expand, flatten, flip, gather, index_select, pad, permute, reshape,
                         scatter_add, slice, squeeze, stack, take, transpose, unsqueeze)
 from .program import Program, current_program
@@ -49,8 +49,8 @@ __all__ = [
     "floordiv", "ge", "gt", "le", "log", "logical_and", "logical_not", "logical_or", "logical_xor",
     "lt", "maximum", "minimum", "mod", "mul", "ne", "neg", "pow", "reciprocal", "relu", "rsqrt",
     "sigmoid", "sign", "sin", "sqrt", "square", "sub", "tanh", "where",
-    "all", "amax", "amin", "any", "cummax", "cummin", "cumprod", "cumsum", "discounted_sum",
-    "log_softmax", "logsumexp", "matmul", "mean", "prod", "softmax", "sum",
+    "all", "amax", "amin", "any", "argmax", "argmin", "cummax", "cummin", "cumprod", "cumsum",
+    "discounted_sum", "log_softmax", "logsumexp", "matmul", "mean", "prod", "softmax", "sum",
     "cat", "expand", "flatten", "flip", "gather", "index_select", "pad", "permute", "reshape",
     "scatter_add", "slice", "squeeze", "stack", "take", "transpose", "unsqueeze",
 ]

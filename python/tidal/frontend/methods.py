@@ -4,7 +4,7 @@ dual-purpose `td.max` / `td.min`.
 `td.max(a, b, ...)` on ints/symbolic expressions is the symbolic max
 (`tidal.symbolic.max_`, for indices such as `x[td.max(0, t - 2):t + 1]`);
 `td.max(x)` / `td.max(x, dim=0, keepdim=False)` on a tensor is the
-reduction (values only: there is no argmax); `td.max(x, y)` with a tensor is
+reduction (values only: `td.argmax` gives positions); `td.max(x, y)` with a tensor is
 the elementwise `td.maximum` (as in PyTorch, an int second argument is a
 dim: `td.max(x, 0)` reduces dim 0; use `td.maximum(x, 0)` to clamp). Same
 for `td.min`. Methods: `x.max()`, `x.max(0)`, `x.max(dim=0)`,
@@ -134,7 +134,8 @@ def _bind() -> None:
     T.bool = lambda self: E.astype(self, "bool")
     T.where = lambda self, cond, other: E.where(cond, self, other)
     for name in ("sum", "prod", "mean", "any", "all", "amax", "amin", "cumsum", "cumprod", "cummax",
-                 "cummin", "softmax", "log_softmax", "logsumexp", "discounted_sum", "matmul"):
+                 "cummin", "softmax", "log_softmax", "logsumexp", "discounted_sum", "matmul",
+                 "argmax", "argmin"):
         setattr(T, name, getattr(R, name))
     T.max = _method_extremum("max")
     T.min = _method_extremum("min")

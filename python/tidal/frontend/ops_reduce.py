@@ -1,12 +1,13 @@
 """Reductions, scans, softmax, discounted sums and matmul.
 
-`sum/prod/max/min/any/all` are `rt.reduce`, `cumsum/cumprod/cummax/cummin`
+`sum/prod/max/min/any/all/argmax/argmin` are `rt.reduce`, `cumsum/cumprod/cummax/cummin`
 are `rt.scan`; `mean`, `softmax`, `log_softmax`, `logsumexp` and
 `discounted_sum` are built from primitives. Result dtypes follow NumPy
 (`sum` of int32 is int64, `mean` of ints is float64).
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,8 @@ from .ops_elementwise import astype, binary, exp, log
 from .shapes import broadcast, norm_dim, norm_dims, numel, static
 from .tensor import RecurrentTensor
 
-__all__ = ["reduce", "sum", "prod", "mean", "amax", "amin", "any", "all", "scan", "cumsum",
-           "cumprod", "cummax", "cummin", "softmax", "log_softmax", "logsumexp",
+__all__ = ["reduce", "sum", "prod", "mean", "amax", "amin", "any", "all", "argmax", "argmin", "scan",
+           "cumsum", "cumprod", "cummax", "cummin", "softmax", "log_softmax", "logsumexp",
            "discounted_sum", "matmul"]
 
 _NP_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
@@ -63,7 +64,7 @@ def prod(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
 
 
 def amax(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
-    """Maximum over `dim` (values only; there is no argmax)."""
+    """Maximum over `dim` (values only; `td.argmax` gives the position)."""
     return reduce("max", x, dim, keepdim)
 
 
@@ -77,6 +78,53 @@ def any(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:  # n
 
 def all(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:  # noqa: A001
     return reduce("all", x, dim, keepdim)
+
+
+def _arg_extremum(kind: str, x: Any, dim: Any, keepdim: bool) -> RecurrentTensor:
+    """`rt.reduce argmax|argmin [d]`: the int64 position of the first extremum along one dim."""
+    from .ops_shape import reshape
+
+    x = _tensor(x, kind)
+    if dim is None:  # NumPy: the position in the flattened (row-major) tensor
+        flat = x if x.ndim == 1 else reshape(x, numel(x.shape))
+        out = _arg_extremum(kind, flat, 0, False)
+        return reshape(out, *([1] * x.ndim)) if keepdim and x.ndim else out
+    if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
+        raise TidalError(f"{kind} dim must be an int or None, got {dim!r}",
+                         f"{kind} reduces one dimension (or the flattened tensor with dim=None)")
+    d = norm_dim(dim, x.ndim, f"{kind} dim")
+    if static(x.shape[d]) == 0:
+        raise TidalError(f"{kind} of an empty dimension (dim {d} of shape "
+                         f"({', '.join(str(s) for s in x.shape)}))",
+                         "there is no position to return; reduce a non-empty dimension")
+    if keepdim:
+        shape = tuple(Const(1) if i == d else s for i, s in enumerate(x.shape))
+    else:
+        shape = tuple(s for i, s in enumerate(x.shape) if i != d)
+    return make("reduce", (x,), {"kind": kind, "dims": (d,), "keepdim": bool(keepdim)}, shape, dt.INDEX)
+
+
+def argmax(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
+    """The position (int64) of the first maximum along `dim`, as `torch.argmax`/`np.argmax`.
+
+    `dim=None` returns the position in the flattened tensor (row-major).
+    Ties give the first position; a NaN counts as the maximum (the first NaN
+    wins), as in NumPy and PyTorch. Not differentiable (an integer result:
+    gradients do not flow through it). For example, greedy decoding::
+
+        tok = td.argmax(logits[t], dim=-1)           # int64, shape of logits without the dim
+        best = x[td.max(0, t - 2):t + 1].argmax(0)   # per t, over a sliding window
+    """
+    return _arg_extremum("argmax", x, dim, keepdim)
+
+
+def argmin(x: Any, dim: Any = None, keepdim: bool = False) -> RecurrentTensor:
+    """The position (int64) of the first minimum along `dim` (see `argmax`; NaN
+    counts as the minimum too, as in NumPy)::
+
+        i = td.argmin(dists, dim=1)                  # nearest centroid per row
+    """
+    return _arg_extremum("argmin", x, dim, keepdim)
 
 
 def _count(x: RecurrentTensor, dims: tuple, dtype: np.dtype) -> Any:

@@ -1,0 +1,31 @@
+// Round trip of the position-valued ops (reduce argmax/argmin) in rt and sdg:
+// custom form, then generic form, then through the mlir-opt dialect plugin.
+// RUN: tidal-opt %s | tidal-opt | FileCheck %s
+// RUN: tidal-opt %s --mlir-print-op-generic | tidal-opt | FileCheck %s
+// RUN: mlir-opt --load-dialect-plugin=%tidal_plugin %s | FileCheck %s
+
+// CHECK-LABEL: rt.program @arg_rt dims [t < T] {
+rt.program @arg_rt dims [t < T] {
+  // CHECK: %[[X:.*]] = rt.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %x = rt.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // CHECK: %[[W:.*]] = rt.index %[[X]][max(0, t - 2):t + 1] domain [t]
+  %w = rt.index %x[max(0, t - 2):t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[min(t, 2) + 1, 4], f32>
+  // CHECK: rt.reduce argmax [0] %[[W]] domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[4], i64>
+  %a = rt.reduce argmax [0] %w domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[4], i64>
+  // CHECK: rt.reduce argmin [1] keepdim %[[W]] domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[min(t, 2) + 1, 1], i64>
+  %b = rt.reduce argmin [1] keepdim %w domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[min(t, 2) + 1, 1], i64>
+  rt.output "a" %a : !tidal.tensor<[4], i64>
+  rt.output "b" %b : !tidal.tensor<[min(t, 2) + 1, 1], i64>
+}
+
+// CHECK-LABEL: sdg.graph @arg_sdg dims [t < T] {
+sdg.graph @arg_sdg dims [t < T] {
+  // CHECK: %[[X:.*]] = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // CHECK: sdg.reduce argmax [0] %[[X]][max(0, t - 2):t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], i64>
+  %a = sdg.reduce argmax [0] %x[max(0, t - 2):t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], i64>
+  // CHECK: sdg.reduce argmin [0] keepdim %[[X]][t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[1], i64>
+  %b = sdg.reduce argmin [0] keepdim %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[1], i64>
+  sdg.output "a" %a[t] domain [t] : !tidal.tensor<[4], i64>
+  sdg.output "b" %b[t] domain [t] : !tidal.tensor<[1], i64>
+}
