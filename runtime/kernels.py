@@ -16,6 +16,9 @@ Conventions where NumPy and the op set leave a choice:
 * `reduce argmax/argmin` reduce one dimension to the position of its first
   maximal/minimal element, a NaN counting as both (NumPy's rule, which
   `jnp.argmax`/`jnp.argmin` follow too).
+* `argsort` is stable; descending is the reversed ascending order of the
+  flipped operand, so ties keep their order and NaN (last ascending) comes
+  first, as `torch.sort(stable=True)`.
 * `gather`/`scatter_add` follow `torch.gather`/`torch.scatter_add`: the index
   may be smaller than the source/destination outside `dim`. Index values are
   range-checked on NumPy arrays only (no data-dependent checks under jax).
@@ -31,7 +34,7 @@ import numpy as np
 
 __all__ = [
     "UNARY_KINDS", "BINARY_KINDS", "REDUCE_KINDS", "SCAN_KINDS", "RANDOM_DISTS", "KernelError",
-    "unary", "binary", "where", "reduce", "scan", "matmul", "reshape", "permute", "expand",
+    "unary", "binary", "where", "reduce", "scan", "argsort", "matmul", "reshape", "permute", "expand",
     "squeeze", "unsqueeze", "flip", "slice_", "take", "index_select", "gather", "scatter_add",
     "concat", "pad", "cast", "constant", "full", "iota", "random", "symbol_value",
 ]
@@ -157,6 +160,14 @@ def scan(xp, kind: str, dim: int, reverse: bool, x, dtype):
     if reverse:
         return _out(xp, xp.flip(fn(xp, xp.flip(x, axis=dim), dim), axis=dim), dtype)
     return _out(xp, fn(xp, x, dim), dtype)
+
+
+def argsort(xp, dim: int, descending: bool, x, dtype):
+    """The stable sorting permutation along `dim` (`torch.sort(stable=True)`'s indices)."""
+    if not descending:
+        return _out(xp, xp.argsort(x, axis=dim, stable=True), dtype)
+    rev = xp.flip(xp.argsort(xp.flip(x, axis=dim), axis=dim, stable=True), axis=dim)
+    return _out(xp, (x.shape[dim] - 1) - rev, dtype)
 
 
 def matmul(xp, a, b, dtype):

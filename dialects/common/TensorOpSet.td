@@ -82,6 +82,11 @@ multiclass TidalTensorOps<Dialect d, bit withDeps> {
       "Inclusive scan (cumsum, cumprod, cummax, cummin) along `dim`, from the end with `reverse`. Same type as the operand.",
       "%c = " # P # "scan cumsum 0 %w domain [] : (!tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>",
       "%c = " # P # "scan cumsum 0 %x[] domain [] : (!tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>">;
+  def _ArgsortOp : TidalTensorOpBase<d, "argsort", withDeps, (ins I64Attr:$dim, UnitAttr:$descending),
+      "$dim (`descending` $descending^)?", "verifyArgsort", [Pure], "stable sorting permutation along one dimension",
+      "The `i64` positions that sort the operand along `dim` (`torch.sort`'s indices): ascending, or descending with `descending`; stable (equal elements keep their order); NaN sorts above every number (last ascending, first descending). The result has the operand's shape.",
+      "%i = " # P # "argsort 0 descending %x domain [t] : (" # T4 # ") -> !tidal.tensor<[4], i64>",
+      "%i = " # P # "argsort 0 descending %x[t] domain [t] : (" # T4 # ") -> !tidal.tensor<[4], i64>">;
   def _MatmulOp : TidalTensorOpBase<d, "matmul", withDeps, (ins), "",
       "verifyMatmul", [Pure], "matrix product with NumPy semantics",
       "`matmul(a, b)` as `numpy.matmul`: vectors are promoted, leading dimensions broadcast, the contracted dimensions must agree.",

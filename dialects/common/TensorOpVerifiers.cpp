@@ -273,6 +273,17 @@ LogicalResult verifyShapePreservingDimOp(Operation *op, bool withDeps) {
   return sameShape(op, resultView(op), in, "result");
 }
 
+LogicalResult verifyArgsort(Operation *op, bool withDeps) {
+  if (failed(verifyCommon(op, withDeps)) || failed(arity(op, 1)))
+    return failure();
+  View in = IN(0), r = resultView(op);
+  if (failed(dimInRange(op, dimAttr(op), in.rank())))
+    return failure();
+  if (!r.elementType.isInteger(64))
+    return op->emitOpError("result element type must be i64");
+  return sameShape(op, r, in, "result");
+}
+
 LogicalResult verifyMatmul(Operation *op, bool withDeps) {
   if (failed(verifyCommon(op, withDeps)) || failed(arity(op, 2)))
     return failure();

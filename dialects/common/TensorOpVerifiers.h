@@ -11,7 +11,7 @@
 
 namespace tidal {
 using VerifyFn = llvm::LogicalResult(mlir::Operation *, bool withDeps);
-VerifyFn verifyUnary, verifyBinary, verifyWhere, verifyReduce, verifyMatmul,
+VerifyFn verifyUnary, verifyBinary, verifyWhere, verifyReduce, verifyArgsort, verifyMatmul,
     verifyReshape, verifyPermute, verifyExpand, verifySqueeze, verifyUnsqueeze,
     verifyShapePreservingDimOp, verifySlice, verifyTake, verifyIndexSelect, verifyGather,
     verifyScatterAdd, verifyConcat, verifyPad, verifyCast, verifyUdf, verifyConstant,

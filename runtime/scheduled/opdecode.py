@@ -130,6 +130,9 @@ def decode(node: Node, graph: Graph) -> OpDef:
     elif kind == "scan":
         dim, rev = _int(op, "dim"), "reverse" in op.attributes
         one(lambda xp, a, sv: K.scan(xp, k, dim, rev, a[0], dtype))
+    elif kind == "argsort":
+        dim, desc = _int(op, "dim"), "descending" in op.attributes
+        one(lambda xp, a, sv: K.argsort(xp, dim, desc, a[0], dtype))
     elif kind == "matmul":
         one(lambda xp, a, sv: K.matmul(xp, a[0], a[1], dtype))
     elif kind in ("reshape", "expand", "full", "iota", "random"):

@@ -4,9 +4,10 @@
 `node`, given the gradient `g` of its result `y`; `needed[k]` says whether
 input k wants one. The rules are written with the frontend's own ops, so a
 gradient is just more traced RTs. Non-differentiable ops (comparisons,
-logical ops, floor/ceil/sign/floordiv, argmax/argmin, casts from integers, iota, random,
-constants, UDFs) contribute nothing: their inputs get no gradient through
-them (a UDF is a constant to autodiff). Conventions follow JAX where the
+logical ops, floor/ceil/sign/floordiv, argmax/argmin/argsort, casts from
+integers, iota, random, constants, UDFs) contribute nothing: their inputs get
+no gradient through them (a UDF is a constant to autodiff); `sort`/`topk`
+values are differentiable through their `gather`. Conventions follow JAX where the
 derivative is ambiguous: `relu'(0) = 0`, `max`/`min` split ties evenly,
 reductions `max`/`min` share the gradient among all maximal elements.
 """
@@ -284,6 +285,7 @@ RULES: dict[str, Callable] = {
     "reduce": _reduce,
     "scan": _scan,
     "matmul": _matmul,
+    "argsort": lambda n, y, g, need: [None],  # positions: sort/topk values get theirs through gather
     "reshape": lambda n, y, g, need: [S.reshape(g, *n.inputs[0].shape)],
     "permute": _permute,
     "expand": lambda n, y, g, need: [unbroadcast(g, n.inputs[0].shape)],

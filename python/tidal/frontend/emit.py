@@ -108,6 +108,8 @@ def _node(node: Node) -> str:
         prefix = f"{a['kind']} [{', '.join(map(str, a['dims']))}]" + (" keepdim" if a["keepdim"] else "")
     elif op == "scan":
         prefix = f"{a['kind']} {a['dim']}" + (" reverse" if a["reverse"] else "")
+    elif op == "argsort":
+        prefix = f"{a['dim']}" + (" descending" if a["descending"] else "")
     elif op == "permute":
         prefix = f"[{', '.join(map(str, a['perm']))}]"
     elif op in ("squeeze", "unsqueeze", "flip", "index_select", "gather", "scatter_add", "concat"):

@@ -20,6 +20,7 @@ from tidal.symbolic import Expr, max_ as _smax, min_ as _smin
 from . import ops_elementwise as E
 from . import ops_reduce as R
 from . import ops_shape as S
+from . import ops_sort as O
 from .errors import TidalError
 from .tensor import RecurrentTensor
 
@@ -137,6 +138,8 @@ def _bind() -> None:
                  "cummin", "softmax", "log_softmax", "logsumexp", "discounted_sum", "matmul",
                  "argmax", "argmin"):
         setattr(T, name, getattr(R, name))
+    for name in ("argsort", "sort", "topk"):
+        setattr(T, name, getattr(O, name))
     T.max = _method_extremum("max")
     T.min = _method_extremum("min")
     T.dot = R.matmul

@@ -1,4 +1,4 @@
-// Verifier errors of the position-valued ops (reduce argmax/argmin), in rt and sdg.
+// Verifier errors of the position-valued ops (reduce argmax/argmin, argsort), in rt and sdg.
 // RUN: tidal-opt %s --split-input-file --verify-diagnostics
 // RUN: mlir-opt --load-dialect-plugin=%tidal_plugin %s --split-input-file --verify-diagnostics
 
@@ -34,4 +34,32 @@ sdg.graph @g dims [t < T] {
   %a = sdg.full 0.0 domain [] : !tidal.tensor<[4], f32>
   // expected-error@+1 {{argmax result element type must be i64}}
   %r = sdg.reduce argmax [0] %a[] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[], i32>
+}
+
+// -----
+rt.program @p dims [t < T] {
+  %a = rt.full 0.0 domain [] : !tidal.tensor<[4, 3], f32>
+  // expected-error@+1 {{dimension 2 is out of range for rank 2}}
+  %r = rt.argsort 2 %a domain [] : (!tidal.tensor<[4, 3], f32>) -> !tidal.tensor<[4, 3], i64>
+}
+
+// -----
+rt.program @p dims [t < T] {
+  %a = rt.full 0.0 domain [] : !tidal.tensor<[4, 3], f32>
+  // expected-error@+1 {{result element type must be i64}}
+  %r = rt.argsort 1 descending %a domain [] : (!tidal.tensor<[4, 3], f32>) -> !tidal.tensor<[4, 3], i32>
+}
+
+// -----
+rt.program @p dims [t < T] {
+  %a = rt.full 0.0 domain [] : !tidal.tensor<[4, 3], f32>
+  // expected-error@+1 {{result shape must equal the operand's}}
+  %r = rt.argsort 1 %a domain [] : (!tidal.tensor<[4, 3], f32>) -> !tidal.tensor<[4, 2], i64>
+}
+
+// -----
+sdg.graph @g dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // expected-error@+1 {{dimension 2 is out of range for rank 2}}
+  %r = sdg.argsort 2 %x[0:t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[t + 1, 4], i64>
 }

@@ -1,4 +1,4 @@
-// Round trip of the position-valued ops (reduce argmax/argmin) in rt and sdg:
+// Round trip of the position-valued ops (reduce argmax/argmin, argsort) in rt and sdg:
 // custom form, then generic form, then through the mlir-opt dialect plugin.
 // RUN: tidal-opt %s | tidal-opt | FileCheck %s
 // RUN: tidal-opt %s --mlir-print-op-generic | tidal-opt | FileCheck %s
@@ -14,7 +14,13 @@ rt.program @arg_rt dims [t < T] {
   %a = rt.reduce argmax [0] %w domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[4], i64>
   // CHECK: rt.reduce argmin [1] keepdim %[[W]] domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[min(t, 2) + 1, 1], i64>
   %b = rt.reduce argmin [1] keepdim %w domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[min(t, 2) + 1, 1], i64>
+  // CHECK: rt.argsort 0 %[[X]] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], i64>
+  %s = rt.argsort 0 %x domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], i64>
+  // CHECK: rt.argsort 1 descending %[[W]] domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[min(t, 2) + 1, 4], i64>
+  %d = rt.argsort 1 descending %w domain [t] : (!tidal.tensor<[min(t, 2) + 1, 4], f32>) -> !tidal.tensor<[min(t, 2) + 1, 4], i64>
   rt.output "a" %a : !tidal.tensor<[4], i64>
+  rt.output "s" %s : !tidal.tensor<[4], i64>
+  rt.output "d" %d : !tidal.tensor<[min(t, 2) + 1, 4], i64>
   rt.output "b" %b : !tidal.tensor<[min(t, 2) + 1, 1], i64>
 }
 
@@ -26,6 +32,12 @@ sdg.graph @arg_sdg dims [t < T] {
   %a = sdg.reduce argmax [0] %x[max(0, t - 2):t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], i64>
   // CHECK: sdg.reduce argmin [0] keepdim %[[X]][t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[1], i64>
   %b = sdg.reduce argmin [0] keepdim %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[1], i64>
+  // CHECK: sdg.argsort 1 descending %[[X]][0:t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[t + 1, 4], i64>
+  %d = sdg.argsort 1 descending %x[0:t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[t + 1, 4], i64>
+  // CHECK: sdg.argsort 0 %[[X]][t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], i64>
+  %s = sdg.argsort 0 %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], i64>
   sdg.output "a" %a[t] domain [t] : !tidal.tensor<[4], i64>
+  sdg.output "d" %d[t] domain [t] : !tidal.tensor<[t + 1, 4], i64>
+  sdg.output "s" %s[t] domain [t] : !tidal.tensor<[4], i64>
   sdg.output "b" %b[t] domain [t] : !tidal.tensor<[1], i64>
 }

@@ -187,3 +187,195 @@ def test_no_gradient_flows_through_argmax():
         p.output("g", g)
     for backend, out in run_all(p, {}, {}).items():
         np.testing.assert_array_equal(out["g"], [0, 3, 0, 0], err_msg=backend)
+
+
+# == sort, argsort, topk ==========================================================================
+def ref_argsort(v, axis=-1, descending=False):
+    """torch.sort(stable=True)'s indices, written out: NaN above every number,
+    ties by position, per row with Python's sort (an oracle independent of the kernel)."""
+    v = np.moveaxis(np.asarray(v), axis, -1)
+    out = np.empty(v.shape, np.int64)
+    for idx in np.ndindex(v.shape[:-1]):
+        row = v[idx].tolist()
+
+        def key(j, row=row):
+            x = row[j]
+            nan = isinstance(x, float) and np.isnan(x)
+            if descending:
+                return (0 if nan else 1, 0 if nan else -x, j)
+            return (1 if nan else 0, 0 if nan else x, j)
+
+        out[idx] = sorted(range(len(row)), key=key)
+    return np.moveaxis(out, -1, axis)
+
+
+def ref_sort(v, axis=-1, descending=False):
+    i = ref_argsort(v, axis, descending)
+    return np.take_along_axis(np.asarray(v), i, axis), i
+
+
+def ref_topk(v, k, axis=-1, largest=True):
+    vals, i = ref_sort(v, axis, descending=largest)
+    keep = (slice(None),) * (axis % np.ndim(v)) + (slice(0, k),)
+    return vals[keep], i[keep]
+
+
+def test_the_oracle_is_torch_sort():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = rng.integers(-2, 3, (4, 6)).astype(np.float32)
+        x[rng.random(x.shape) < 0.15] = np.nan
+        for d in (0, 1):
+            for desc in (False, True):
+                tv, ti = torch.sort(torch.from_numpy(x), dim=d, descending=desc, stable=True)
+                v, i = ref_sort(x, d, desc)
+                np.testing.assert_array_equal(i, ti.numpy())
+                np.testing.assert_array_equal(v, tv.numpy())
+            tv, _ = torch.topk(torch.from_numpy(x), 3, dim=d, largest=desc)
+            np.testing.assert_array_equal(ref_topk(x, 3, d, desc)[0], tv.numpy())
+
+
+def _sort_program():
+    with td.Program("sorts") as p:
+        x = td.input("x", shape=(3, 5))
+        n = td.input("n", shape=(3, 5), dtype="int32")
+        for name, v in (("x", x), ("n", n)):
+            for d in (0, 1):
+                for desc in (False, True):
+                    vals, idx = td.sort(v, dim=d, descending=desc)
+                    p.output(f"sort_{name}_{d}_{desc}", vals)
+                    p.output(f"sorti_{name}_{d}_{desc}", idx)
+                    p.output(f"argsort_{name}_{d}_{desc}", v.argsort(d, descending=desc))
+                for k in (0, 2, 3):
+                    for largest in (True, False):
+                        r = v.topk(k, dim=d, largest=largest)
+                        p.output(f"topk_{name}_{d}_{k}_{largest}", r.values)
+                        p.output(f"topki_{name}_{d}_{k}_{largest}", r.indices)
+    return p
+
+
+SORTS = _sort_program()
+
+
+@settings(max_examples=15)
+@given(st.lists(_FLOATS, min_size=15, max_size=15), st.lists(st.integers(-2, 2), min_size=15, max_size=15))
+def test_sort_argsort_topk_match_the_oracle_on_every_backend(xs, ns):
+    inputs = {"x": np.array(xs, np.float32).reshape(3, 5), "n": np.array(ns, np.int32).reshape(3, 5)}
+    outs = run_all(SORTS, {}, inputs)
+    for name, v in inputs.items():
+        expected = {}
+        for d in (0, 1):
+            for desc in (False, True):
+                vals, idx = ref_sort(v, d, desc)
+                expected.update({f"sort_{name}_{d}_{desc}": vals, f"sorti_{name}_{d}_{desc}": idx,
+                                 f"argsort_{name}_{d}_{desc}": idx})
+            for k in (0, 2, 3):
+                for largest in (True, False):
+                    vals, idx = ref_topk(v, k, d, largest)
+                    expected.update({f"topk_{name}_{d}_{k}_{largest}": vals,
+                                     f"topki_{name}_{d}_{k}_{largest}": idx})
+        for backend, out in outs.items():
+            for key, e in expected.items():
+                same(out[key], e)
+
+
+def test_sort_and_topk_over_temporal_windows():
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(4,), domain=(t,))
+        w = x[td.max(0, t - 2):t + 1]
+        v, i = td.sort(w, dim=0, descending=True)
+        p.output("v", v)
+        p.output("i", i)
+        top = w.topk(1, dim=0)                     # the window has >= 1 row at every t
+        p.output("tv", top.values)
+        p.output("ti", top.indices)
+        pre = td.topk(x[0:t + 1], 1, dim=0, largest=False)
+        p.output("pv", pre.values)
+        p.output("row", td.sort(x).values)
+    rng = np.random.default_rng(5)
+    n = 8
+    xs = rng.integers(0, 3, (n, 4)).astype(np.float32)
+    xs[3, 1] = np.nan
+    for backend, out in run_all(p, {"T": n}, {"x": xs}).items():
+        for k in range(n):
+            win = xs[max(0, k - 2):k + 1]
+            ev, ei = ref_sort(win, 0, True)
+            same(out["v"][k], ev)
+            same(out["i"][k], ei)
+            same(out["tv"][k], ref_topk(win, 1, 0)[0])
+            same(out["ti"][k], ref_topk(win, 1, 0)[1])
+            same(out["pv"][k], ref_topk(xs[:k + 1], 1, 0, largest=False)[0])
+            same(out["row"][k], ref_sort(xs[k])[0])
+
+
+def _numeric_grad(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        g[idx] = (f(hi) - f(lo)) / (2 * eps)
+    return g
+
+
+def test_gradients_of_sort_and_topk_values_match_finite_differences():
+    rng = np.random.default_rng(7)
+    x0 = rng.standard_normal((3, 5))                      # distinct values: no kinks nearby
+    w1, w2 = rng.standard_normal((3, 2)), rng.standard_normal((3, 5))
+
+    def f(x):
+        return float((ref_topk(x, 2, 1)[0] * w1).sum() + (ref_sort(x, 0, True)[0] * w2).sum()
+                     + (ref_topk(x, 1, 0, largest=False)[0] ** 2).sum())
+
+    with td.Program() as p:
+        x = td.param("x", x0)
+        loss = (td.topk(x, 2).values * w1).sum() + (td.sort(x, 0, descending=True).values * w2).sum() \
+            + (x.topk(1, dim=0, largest=False).values ** 2).sum()
+        (g,) = td.grad(loss, [x])
+        p.output("g", g)
+        p.output("loss", loss)
+    expected = _numeric_grad(f, x0)
+    for backend, out in run_all(p, {}, {}).items():
+        np.testing.assert_allclose(out["loss"], f(x0), rtol=1e-12, err_msg=backend)
+        np.testing.assert_allclose(out["g"], expected, rtol=1e-6, atol=1e-8, err_msg=backend)
+
+
+def test_gradient_of_topk_over_a_window_per_t():
+    """loss = sum_t topk(x[max(0, t - 1):t + 1], 1, dim=0).values @ w: each x[t]
+    gets the gradient of the windows in which it is the maximum."""
+    rng = np.random.default_rng(8)
+    n = 6
+    x0, w = rng.standard_normal((n, 3)), rng.standard_normal(3)
+
+    def f(x):
+        return float(sum((ref_topk(x[max(0, k - 1):k + 1], 1, 0)[0][0] * w).sum() for k in range(n)))
+
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(3,), dtype="float64", domain=(t,))
+        loss = (x[td.max(0, t - 1):t + 1].topk(1, dim=0).values.squeeze(0) * w).sum()
+        (g,) = td.grad(loss, [x])
+        p.output("g", g)
+    expected = _numeric_grad(f, x0)
+    for backend, out in run_all(p, {"T": n}, {"x": x0}).items():
+        np.testing.assert_allclose(out["g"], expected, rtol=1e-6, atol=1e-8, err_msg=backend)
+
+
+def test_sort_errors_at_the_users_line(line_of):
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(4,), domain=(t,))
+        cases = [
+            (lambda: td.topk(x, 5), "larger than dim 0 of size 4", "k5"),  # @k5
+            (lambda: x.topk(-1), "negative", "kneg"),  # @kneg
+            (lambda: td.topk(x, 1.5), "static int", "kfloat"),  # @kfloat
+            (lambda: x[td.max(0, t - 2):t + 1].topk(2, dim=0), "may be larger than dim 0", "ksym"),  # @ksym
+            (lambda: td.sort(x, dim=1), "out of range", "dim"),  # @dim
+            (lambda: td.argsort(x.sum()), "rank >= 1", "scalar"),  # @scalar
+        ]
+        for fn, message, marker in cases:
+            with pytest.raises(td.TidalError, match=message) as e:
+                fn()
+            assert e.value.lineno == line_of(marker), marker
