@@ -22,15 +22,25 @@ program is reproducible; `Linear` uses PyTorch's uniform(-1/sqrt(fan_in),
 1/sqrt(fan_in)) for weights and biases. Parameter names are made unique in
 the program (`linear.weight`, `linear_1.weight`, ...).
 
-Modules: `Linear`, `MLP`, `Embedding`, `RMSNorm`, `RoPE`,
-`MultiHeadAttention` (causal `0:t + 1`, window `max(0, t - w + 1):t + 1` or
-full `0:T` over a temporal dim).
+Modules: `Linear`, `MLP`, `Embedding`, `RMSNorm`, `RoPE` (rotate-half or
+interleaved pairs), `MultiHeadAttention` (causal `0:t + 1`, window
+`max(0, t - w + 1):t + 1` or full `0:T` over a temporal dim).
+
+Given weights instead of random ones: `Linear(d_in, d_out, weight=W, bias=b)`
+(W is (d_in, d_out): `x @ W`), `Embedding(n, d, weight=E)`,
+`RMSNorm(d, weight=g)`, `MultiHeadAttention(d, h, dim=t, wq=.., wk=.., wv=..,
+wo=..)`; shapes and dtypes are checked at the user's line. A whole module tree
+takes a checkpoint with `module.load_state_dict(td.nn.load_weights(path))`
+(`.npz` or `.safetensors`, names as `named_parameters()` gives them, e.g.
+`layers.0.attn.q.weight`; missing/unexpected keys and shape mismatches are
+errors) and gives its values back with `module.state_dict()`.
 """
 from __future__ import annotations
 
 from .attention import MultiHeadAttention, attend
-from .layers import MLP, Embedding, Linear, RMSNorm, RoPE
+from .layers import MLP, ROPE_CONVENTIONS, Embedding, Linear, RMSNorm, RoPE
 from .module import Module, parameter
+from .weights import load_weights, save_weights
 
-__all__ = ["Module", "parameter", "Linear", "MLP", "Embedding", "RMSNorm", "RoPE",
-           "MultiHeadAttention", "attend"]
+__all__ = ["Module", "parameter", "Linear", "MLP", "Embedding", "RMSNorm", "RoPE", "ROPE_CONVENTIONS",
+           "MultiHeadAttention", "attend", "load_weights", "save_weights"]

@@ -71,43 +71,66 @@ def attend(q: Any, k: RecurrentTensor, v: RecurrentTensor, dim: Any, pattern: st
 class MultiHeadAttention(Module):
     """Multi-head self-attention over the temporal dim `dim` (see the module doc).
 
-    `forward(x)`: x has per-step shape (d_model,) and varies with `dim`; the result
-    has the same shape. With `rope=True`, queries and keys are rotated by their
-    step's position (RoPE over each head) before the keys are stacked.
+    `forward(x)`: x has per-step shape (..., d_model) (leading axes, e.g. a batch,
+    are kept) and varies with `dim`; the result has the same shape. With `rope`
+    (True or "rotate_half": GPT-NeoX/Hugging Face; "interleaved": Meta's Llama),
+    queries and keys are rotated by their step's position (RoPE over each head,
+    base `rope_base`) before the keys are stacked.
+
+    Given weights: `wq`, `wk`, `wv`, `wo` (all four or none), each of shape
+    (d_model, d_model) in Tidal's `x @ W` layout (PyTorch's Linear weight
+    transposed), NumPy arrays or tensors of the program; with given weights there
+    are no biases unless `bias=True` (zeros, to load with `load_state_dict`).
     """
 
     def __init__(self, d_model: int, n_heads: int, *, dim: Any, pattern: str = "causal",
-                 window: int | None = None, rope: bool = False, bias: bool = False,
+                 window: int | None = None, rope: Any = False, rope_base: float = 10000.0,
+                 bias: bool = False, wq: Any = None, wk: Any = None, wv: Any = None, wo: Any = None,
                  domain: Any = (), iteration_dim: Any = None, rng: Any = None,
-                 seed: int | None = None, name: str = "mha", dtype: Any = np.float32):
+                 seed: int | None = None, name: str = "mha", dtype: Any = None):
+        for what, n in (("d_model", d_model), ("n_heads", n_heads)):
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+                raise TidalError(f"{what} must be a positive int, got {n!r}", f"pass {what}=<int >= 1>")
         if d_model % n_heads:
             raise TidalError(f"d_model {d_model} is not divisible by n_heads {n_heads}",
                              "pick n_heads dividing d_model")
         if pattern not in PATTERNS:
             raise TidalError(f"unknown attention pattern {pattern!r}", f"use one of {PATTERNS}")
-        rng = make_rng(rng, seed)
+        given = {"wq": wq, "wk": wk, "wv": wv, "wo": wo}
+        absent = [k for k, v in given.items() if v is None]
+        if absent and len(absent) < 4:
+            raise TidalError(f"MultiHeadAttention got some projection weights but not {', '.join(absent)}",
+                             "give all of wq, wk, wv, wo (each (d_model, d_model)) or none")
+        rng = None if not absent else make_rng(rng, seed)
         name = unique_prefix(name)
         kw = dict(domain=domain, dim=iteration_dim, rng=rng, dtype=dtype)
-        self.q = Linear(d_model, d_model, bias, name=f"{name}.q", **kw)
-        self.k = Linear(d_model, d_model, bias, name=f"{name}.k", **kw)
-        self.v = Linear(d_model, d_model, bias, name=f"{name}.v", **kw)
-        self.o = Linear(d_model, d_model, bias, name=f"{name}.o", **kw)
+        self.q = Linear(d_model, d_model, bias, weight=wq, name=f"{name}.q", **kw)
+        self.k = Linear(d_model, d_model, bias, weight=wk, name=f"{name}.k", **kw)
+        self.v = Linear(d_model, d_model, bias, weight=wv, name=f"{name}.v", **kw)
+        self.o = Linear(d_model, d_model, bias, weight=wo, name=f"{name}.o", **kw)
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         self.dim, self.pattern, self.window = dim, pattern, window
-        self.rope = RoPE(self.head_dim, dtype=dtype) if rope else None
+        if rope is True:
+            rope = "rotate_half"
+        self.rope = RoPE(self.head_dim, base=rope_base, dtype=self.q.weight.dtype,
+                         convention=rope) if rope else None
 
     def forward(self, x: RecurrentTensor) -> RecurrentTensor:
         H, dh = self.n_heads, self.head_dim
         d = x.program.dim_of(self.dim, "attention dimension")
-        q = S.reshape(self.q(x), H, dh)
-        k = S.reshape(self.k(x), H, dh)
-        v = S.reshape(self.v(x), H, dh)
+        lead = tuple(x.shape[:-1])
+        n = len(lead)
+        q = S.reshape(self.q(x), *lead, H, dh)
+        k = S.reshape(self.k(x), *lead, H, dh)
+        v = S.reshape(self.v(x), *lead, H, dh)
         if self.rope is not None:
             q, k = self.rope(q, d.step), self.rope(k, d.step)
-        K = temporal_window(k, d, self.pattern, self.window)      # (n, H, dh)
+        K = temporal_window(k, d, self.pattern, self.window)      # (m, ..., H, dh)
         V = temporal_window(v, d, self.pattern, self.window)
-        K, V = S.permute(K, 1, 2, 0), S.permute(V, 1, 0, 2)       # (H, dh, n), (H, n, dh)
-        scores = R.matmul(S.unsqueeze(q, 1), K) * (1.0 / math.sqrt(dh))   # (H, 1, n)
+        batch = tuple(range(1, n + 2))                            # the leading axes and H
+        K = S.permute(K, *batch, n + 2, 0)                        # (..., H, dh, m)
+        V = S.permute(V, *batch, 0, n + 2)                        # (..., H, m, dh)
+        scores = R.matmul(S.unsqueeze(q, -2), K) * (1.0 / math.sqrt(dh))   # (..., H, 1, m)
         w = R.softmax(scores, -1)
-        out = S.reshape(R.matmul(w, V), self.d_model)             # (H, 1, dh) -> (d_model,)
+        out = S.reshape(R.matmul(w, V), *lead, self.d_model)      # (..., H, 1, dh) -> (..., d_model)
         return self.o(out)

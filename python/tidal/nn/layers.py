@@ -17,9 +17,9 @@ from tidal.frontend.graph import resolve_program
 from tidal.frontend.program import current_program
 from tidal.frontend.tensor import RecurrentTensor
 
-from .module import Module, make_rng, parameter, unique_prefix
+from .module import Module, given_tensor, make_rng, parameter, unique_prefix
 
-__all__ = ["Linear", "MLP", "Embedding", "RMSNorm", "RoPE", "ACTIVATIONS"]
+__all__ = ["Linear", "MLP", "Embedding", "RMSNorm", "RoPE", "ACTIVATIONS", "ROPE_CONVENTIONS"]
 
 ACTIVATIONS = {
     "relu": E.relu, "tanh": E.tanh, "sigmoid": E.sigmoid, "identity": lambda x: x, None: lambda x: x,
@@ -36,20 +36,42 @@ def _activation(name: Any):
 
 
 class Linear(Module):
-    """y = x @ weight + bias, weight of shape (in_features, out_features)."""
+    """y = x @ weight + bias, weight of shape (in_features, out_features).
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, *, domain: Any = (),
-                 dim: Any = None, rng: Any = None, seed: int | None = None, name: str = "linear",
-                 dtype: Any = np.float32):
-        rng = make_rng(rng, seed)
+    Given weights: `Linear(d_in, d_out, weight=W, bias=b)` with W of shape
+    (d_in, d_out) (note: PyTorch stores the transpose) and b of shape (d_out,),
+    NumPy arrays (held by `td.param`s) or tensors of the program (e.g. a
+    `td.input` fed at run time). `bias`: None (the default) is a bias
+    initialised by `rng` unless `weight` is given (then no bias); True a bias
+    (zeros when `weight` is given); False no bias; an array the given bias.
+    Random weights follow PyTorch's uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+    `dtype` defaults to float32 for random weights and to the given array's.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: Any = None, *, weight: Any = None,
+                 domain: Any = (), dim: Any = None, rng: Any = None, seed: int | None = None,
+                 name: str = "linear", dtype: Any = None):
+        _check_sizes(in_features=in_features, out_features=out_features)
         name = unique_prefix(name)
         bound = 1.0 / math.sqrt(in_features)
-        w = rng.uniform(-bound, bound, size=(in_features, out_features)).astype(dtype)
-        self.weight = parameter(f"{name}.weight", w, domain, dim)
+        if weight is None:
+            rng = make_rng(rng, seed)
+            w = rng.uniform(-bound, bound, size=(in_features, out_features)).astype(dtype or np.float32)
+        else:
+            w = given_tensor(weight, (in_features, out_features), "Linear weight", dtype)
+        self.weight = _weight(name, "weight", w, domain, dim)
+        wdtype = self.weight.dtype
         self.bias = None
-        if bias:
-            b = rng.uniform(-bound, bound, size=(out_features,)).astype(dtype)
+        if bias is None:
+            bias = weight is None
+        if bias is True and weight is None:
+            b = rng.uniform(-bound, bound, size=(out_features,)).astype(wdtype)
             self.bias = parameter(f"{name}.bias", b, domain, dim)
+        elif bias is True:
+            self.bias = parameter(f"{name}.bias", np.zeros(out_features, wdtype), domain, dim)
+        elif bias is not False:
+            b = given_tensor(bias, (out_features,), "Linear bias", wdtype)
+            self.bias = _weight(name, "bias", b, domain, dim)
         self.in_features, self.out_features = in_features, out_features
 
     def forward(self, x: Any) -> RecurrentTensor:
@@ -57,13 +79,30 @@ class Linear(Module):
         return y + self.bias if self.bias is not None else y
 
 
+def _check_sizes(**sizes: Any) -> None:
+    for what, n in sizes.items():
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise TidalError(f"{what} must be a positive int, got {n!r}", f"pass {what}=<int >= 1>")
+
+
+def _weight(prefix: str, what: str, value: Any, domain: Any, dim: Any) -> RecurrentTensor:
+    """A parameter from an array; a given tensor is used as it is (a float td.param
+    is a parameter anyway; a td.input is data fed at run time)."""
+    if isinstance(value, RecurrentTensor):
+        if domain not in ((), None, []):
+            raise TidalError(f"{prefix}.{what}: a given tensor cannot also get a domain",
+                             "pass a NumPy array to make an iteration-varying weight")
+        return value
+    return parameter(f"{prefix}.{what}", value, domain, dim)
+
+
 class MLP(Module):
     """Linear layers of `sizes[k] -> sizes[k + 1]` with `activation` between them
     (and `final_activation` after the last)."""
 
     def __init__(self, sizes: Sequence[int], activation: Any = "relu", final_activation: Any = None,
-                 bias: bool = True, *, domain: Any = (), dim: Any = None, rng: Any = None,
-                 seed: int | None = None, name: str = "mlp", dtype: Any = np.float32):
+                 bias: Any = True, *, domain: Any = (), dim: Any = None, rng: Any = None,
+                 seed: int | None = None, name: str = "mlp", dtype: Any = None):
         if len(sizes) < 2:
             raise TidalError(f"MLP needs at least two sizes, got {list(sizes)}", "e.g. MLP([4, 16, 1])")
         rng = make_rng(rng, seed)
@@ -81,27 +120,38 @@ class MLP(Module):
 
 
 class Embedding(Module):
-    """Rows of a (num_embeddings, embedding_dim) table selected by integer indices."""
+    """Rows of a (num_embeddings, embedding_dim) table selected by integer indices
+    (random normal rows, or `weight=` a given table of that shape)."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, *, domain: Any = (), dim: Any = None,
-                 rng: Any = None, seed: int | None = None, name: str = "embedding",
-                 dtype: Any = np.float32):
-        rng = make_rng(rng, seed)
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, weight: Any = None, domain: Any = (),
+                 dim: Any = None, rng: Any = None, seed: int | None = None, name: str = "embedding",
+                 dtype: Any = None):
+        _check_sizes(num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         name = unique_prefix(name)
-        w = rng.normal(0.0, 1.0, size=(num_embeddings, embedding_dim)).astype(dtype)
-        self.weight = parameter(f"{name}.weight", w, domain, dim)
+        if weight is None:
+            rng = make_rng(rng, seed)
+            w = rng.normal(0.0, 1.0, size=(num_embeddings, embedding_dim)).astype(dtype or np.float32)
+        else:
+            w = given_tensor(weight, (num_embeddings, embedding_dim), "Embedding weight", dtype)
+        self.weight = _weight(name, "weight", w, domain, dim)
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
 
     def forward(self, index: Any) -> RecurrentTensor:
         return S.index_select(self.weight, 0, index)
 
 
 class RMSNorm(Module):
-    """x / sqrt(mean(x², last dim) + eps) * weight (weight initialised to ones)."""
+    """x / sqrt(mean(x², last dim) + eps) * weight (weight: ones, or `weight=` given, shape (size,))."""
 
-    def __init__(self, size: int, eps: float = 1e-6, *, domain: Any = (), dim: Any = None,
-                 name: str = "rmsnorm", dtype: Any = np.float32):
+    def __init__(self, size: int, eps: float = 1e-6, *, weight: Any = None, domain: Any = (),
+                 dim: Any = None, name: str = "rmsnorm", dtype: Any = None):
+        _check_sizes(size=size)
         name = unique_prefix(name)
-        self.weight = parameter(f"{name}.weight", np.ones(size, dtype=dtype), domain, dim)
+        if weight is None:
+            w = np.ones(size, dtype=dtype or np.float32)
+        else:
+            w = given_tensor(weight, (size,), "RMSNorm weight", dtype)
+        self.weight = _weight(name, "weight", w, domain, dim)
         self.eps = eps
 
     def forward(self, x: Any) -> RecurrentTensor:
@@ -109,17 +159,30 @@ class RMSNorm(Module):
         return x * E.rsqrt(ms + self.eps) * self.weight
 
 
-class RoPE(Module):
-    """Rotary position embedding (the "rotate half" convention of GPT-NeoX/Llama):
-    `x * cos(pos θ) + rotate_half(x) * sin(pos θ)` with θ_j = base^(-2j/d) on the last dim
-    (size d, even). `pos` is an int, a symbolic step (`t`), or an integer/float tensor
-    of positions broadcasting against x's leading dims (e.g. `td.arange(0, t + 1)` for
-    keys stacked over `0:t + 1`)."""
+ROPE_CONVENTIONS = ("rotate_half", "interleaved")
 
-    def __init__(self, size: int, base: float = 10000.0, dtype: Any = np.float32):
+
+class RoPE(Module):
+    """Rotary position embedding on the last dim (size d, even), θ_j = base^(-2j/d):
+
+    * `convention="rotate_half"` (GPT-NeoX, Hugging Face Llama): pair j is
+      (x[j], x[j + d/2]): `x * cos(pos θ) + rotate_half(x) * sin(pos θ)`.
+    * `convention="interleaved"` (Meta's Llama reference code, GPT-J): pair j is
+      (x[2j], x[2j + 1]), rotated by pos θ_j as a complex number.
+
+    `pos` is an int, a symbolic step (`t`), or an integer/float tensor of positions
+    broadcasting against x's leading dims (e.g. `td.arange(0, t + 1)` for keys
+    stacked over `0:t + 1`)."""
+
+    def __init__(self, size: int, base: float = 10000.0, dtype: Any = np.float32,
+                 convention: str = "rotate_half"):
         if size % 2:
             raise TidalError(f"RoPE needs an even size, got {size}", "use an even head dimension")
+        if convention not in ROPE_CONVENTIONS:
+            raise TidalError(f"unknown RoPE convention {convention!r}",
+                             f"use one of {ROPE_CONVENTIONS} (Hugging Face: rotate_half, Meta: interleaved)")
         self.size, self.base, self.dtype = size, base, np.dtype(dtype)
+        self.convention = convention
         self.inv_freq = (base ** (-np.arange(0, size, 2, dtype=np.float64) / size)).astype(self.dtype)
 
     def angles(self, pos: Any, program: Any) -> RecurrentTensor:
@@ -135,7 +198,13 @@ class RoPE(Module):
         program = resolve_program([x], "RoPE") if isinstance(x, RecurrentTensor) else current_program()
         half = self.size // 2
         ang = self.angles(pos, program)
-        cos, sin = E.cos(ang), E.sin(ang)
+        cos, sin = E.cos(ang), E.sin(ang)                       # (..., d/2)
+        if self.convention == "interleaved":
+            pairs = S.reshape(x, *x.shape[:-1], half, 2)
+            a = S.squeeze(S.slice(pairs, -1, 0, 1), -1)
+            b = S.squeeze(S.slice(pairs, -1, 1, 2), -1)
+            out = S.stack([a * cos - b * sin, a * sin + b * cos], -1)
+            return S.reshape(out, *x.shape)
         cos, sin = S.cat([cos, cos], -1), S.cat([sin, sin], -1)
         x1, x2 = S.slice(x, -1, 0, half), S.slice(x, -1, half, self.size)
         rot = S.cat([-x2, x1], -1)
