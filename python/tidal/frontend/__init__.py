@@ -3,7 +3,8 @@
 Modules (one topic each): `program` (td.Program), `tensor` (the graph:
 Node, RecurrentTensor, Case), `graph` (node creation, domain inference),
 `indexing` (x[...], s[...] = v, outputs), `checks` (definition checks),
-`creation`, `ops_elementwise`, `ops_reduce`, `ops_shape`, `ops_sort`, `methods`
+`creation`, `ops_elementwise`, `ops_reduce`, `ops_shape`, `ops_sort`,
+`ops_sampling`, `methods`
 (operators and methods), `dtypes`, `shapes`, `emit` (MLIR text),
 `executable` (compile/run), `errors` (TidalError, locations), `protocols` (Python
 and NumPy protocols: `if t > 0:`, `range(T)`, `np.exp(x)` raise TidalErrors).
@@ -23,6 +24,7 @@ from .ops_reduce import (all, amax, amin, any, argmax, argmin, cummax, cummin, c
                          discounted_sum, log_softmax, logsumexp, matmul, mean, prod, softmax, sum)
 from .ops_shape import (cat, expand, flatten, flip, gather, index_select, pad, permute, reshape,
                         scatter_add, slice, squeeze, stack, take, transpose, unsqueeze)
+from .ops_sampling import categorical, multinomial
 from .ops_sort import SortResult, argsort, sort, topk
 from .program import Program, current_program
 from .tensor import Case, Node, RecurrentTensor
@@ -54,5 +56,5 @@ __all__ = [
     "discounted_sum", "log_softmax", "logsumexp", "matmul", "mean", "prod", "softmax", "sum",
     "cat", "expand", "flatten", "flip", "gather", "index_select", "pad", "permute", "reshape",
     "scatter_add", "slice", "squeeze", "stack", "take", "transpose", "unsqueeze",
-    "argsort", "sort", "topk", "SortResult",
+    "argsort", "sort", "topk", "SortResult", "categorical", "multinomial",
 ]
