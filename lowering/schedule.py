@@ -4,9 +4,10 @@
     sched.text()          # the isl schedule tree, as a string (kept as an attribute)
     sched.ast()           # the isl AST that scans it (see loop_ast.py)
 
-One statement per node (its valid domain, bounds as parameters), one validity
-relation per operand (source instance before sink instance; slices are
-ranges; merge branches restricted to where they apply), and proximity
+One statement per node (the points of its domain that are valid and needed,
+see needed.py; bounds as parameters), one validity relation per operand
+(source instance before sink instance; slices are ranges; merge branches
+restricted to where they apply), and proximity
 relations for the operands whose dependence distance stays bounded (`t - 1`,
 windows, `x[0] if t eq 0`): an unbounded one (a once-per-episode update
 reading `0:T`, a parameter read at every step) would dominate isl's objective
@@ -41,6 +42,7 @@ import islpy as isl
 from tidal.symbolic.isl_bridge import isl_name, points
 
 from .graph import Graph
+from .needed import needed_domains
 from .polyhedral import NotConverged, Polyhedral, statement_name
 
 __all__ = ["ScheduleOptions", "GraphSchedule", "ScheduleError", "Requirement", "UncomputableError",
@@ -103,12 +105,13 @@ class ScheduleOptions:
 class GraphSchedule:
     graph: Graph
     poly: Polyhedral
-    domains: dict[int, isl.Set]                 # valid domain of each node
+    domains: dict[int, isl.Set]                 # where each node runs: valid and needed points
     validity: list[tuple[int, int, isl.Map]]    # (sink, operand, source -> sink)
     proximity: list[tuple[int, int, isl.Map]]
     schedule: isl.Schedule
     options: ScheduleOptions = field(default_factory=ScheduleOptions)
     requirements: list[Requirement] = field(default_factory=list)
+    valid: dict[int, isl.Set] | None = None     # valid (computable) domain of each node
 
     def check_bounds(self, bounds: Mapping[str, int]) -> None:
         """Raises UncomputableError if, with `bounds` ({bound name: int >= 1}),
@@ -122,8 +125,12 @@ class GraphSchedule:
         return str(self.schedule)
 
     def schedule_map(self) -> isl.UnionMap:
-        """Statement instance -> execution time (lexicographic order)."""
-        return self.schedule.get_map()
+        """Statement instance -> execution time (lexicographic order); computed
+        once per schedule (storage planning asks for it per value and capacity)."""
+        cached = self.__dict__.get("_schedule_map")
+        if cached is None or cached[0] is not self.schedule:
+            cached = self.__dict__["_schedule_map"] = (self.schedule, self.schedule.get_map())
+        return cached[1]
 
     def ast(self) -> isl.AstNode:
         build = isl.AstBuild.from_context(self.poly.context)
@@ -136,8 +143,12 @@ class GraphSchedule:
         """Every validity pair runs source first (isl results are re-checked;
         `what` names a schedule that was not computed here)."""
         theta = self.schedule_map()
-        before = theta.lex_lt_union_map(theta)
+        times = {}   # statement -> its part of theta (pairs are compared per dependence, not all at once)
         for sink, number, m in self.validity:
+            for k in (self.graph.nodes[sink].edges[number].source, sink):
+                if k not in times:
+                    times[k] = theta.intersect_domain(isl.UnionSet.from_set(self.domains[k]))
+            before = times[self.graph.nodes[sink].edges[number].source].lex_lt_union_map(times[sink])
             if not isl.UnionMap.from_map(m).is_subset(before):
                 node = self.graph.nodes[sink]
                 summary = (f"{what} violates a dependence (re-run sdg-schedule)" if what else
@@ -181,18 +192,19 @@ def _separate(schedule: isl.Schedule) -> isl.Schedule:
 def _derive(graph: Graph, options: ScheduleOptions, ctx: isl.Context | None = None):
     poly = Polyhedral(graph, ctx)
     try:
-        domains = poly.valid_domains(options.max_updates)
+        valid = poly.valid_domains(options.max_updates)
     except NotConverged as e:
         raise _invalid_points_error(graph, e.nodes) from None
-    requirements = _requirements(graph, poly, domains)
+    requirements = _requirements(graph, poly, valid)
+    domains = needed_domains(poly, valid)
     validity = [v for v in poly.validity(domains) if not v[2].is_empty()]
-    return poly, domains, validity, requirements
+    return poly, valid, domains, validity, requirements
 
 
 def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> GraphSchedule:
     """Computes the schedule of `graph`; raises ScheduleError if there is none."""
     options = options or ScheduleOptions()
-    poly, domains, validity, requirements = _derive(graph, options)
+    poly, valid, domains, validity, requirements = _derive(graph, options)
     _configure(poly.ctx, options)
     live = [k for k in sorted(domains) if not domains[k].is_empty()]
     if not live:
@@ -217,7 +229,7 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
         if options.separate:
             schedule = _separate(schedule)
     result = GraphSchedule(graph, poly, domains, validity,
-                           proximity if live else [], schedule, options, requirements)
+                           proximity if live else [], schedule, options, requirements, valid)
     result.check()
     return result
 
@@ -225,12 +237,12 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
 def load_schedule(graph: Graph, text: str) -> GraphSchedule:
     """A GraphSchedule from a schedule tree saved with `text()`."""
     options = ScheduleOptions()
-    poly, domains, validity, requirements = _derive(graph, options)
+    poly, valid, domains, validity, requirements = _derive(graph, options)
     try:
         schedule = isl.Schedule.read_from_str(poly.ctx, text)
     except isl.Error as e:
         raise ScheduleError(f"invalid schedule attribute for @{graph.name}: {e}", []) from None
-    result = GraphSchedule(graph, poly, domains, validity, [], schedule, options, requirements)
+    result = GraphSchedule(graph, poly, domains, validity, [], schedule, options, requirements, valid)
     expected = isl.UnionSet.empty(poly.context.get_space())
     for k in result.statements():
         expected = expected.add_set(domains[k])
@@ -394,7 +406,7 @@ def uncomputable_error(sched: GraphSchedule, req: Requirement, bounds: Mapping[s
     bounds_text = ", ".join(f"{b} = {v}" for b, v in fixed.items())
     target = graph.nodes[req.node]
     fpoly = Polyhedral(graph, ctx=poly.ctx, fixed=fixed)
-    valid = {k: fpoly.fix(v, fixed) for k, v in sched.domains.items()}
+    valid = {k: fpoly.fix(v, fixed) for k, v in (sched.valid or sched.domains).items()}
     bad = fpoly.full[req.node].subtract(valid[req.node])
     lines, fault = ([], None) if bad.is_empty() else _trace(graph, fpoly, valid, req.node,
                                                              points(bad.lexmin())[0])

@@ -11,6 +11,14 @@ kernel (jax_backend.jit_kernel) that reads array stores lazily and writes its
 array store in place; anything else (UDFs, random draws, point-varying
 shapes, strided slices) runs on the host with NumPy.
 
+A launcher runs only at the points the schedule gives it, which are the
+points an output or a UDF needs (lowering/needed.py), so a kernel's error
+there is the program's: a `KernelError` becomes an `EvaluationError` naming
+the op's location and the point, as the reference reports it
+(`launch_error`), and a padded reduction that has no value on an empty input
+(`max`, ...) checks its padded axes before launching (`empty_guard`) instead
+of returning the identity it pads with.
+
 Names in the generated module: `_S<k>` / `_S<k>_<r>` stores, `_K<k>` jitted
 kernels, `_F<k>` op functions, `_V<k>` constants, bounds by their own names;
 `_C` counts the run's jitted launches, host ops and device<->host copies
@@ -104,9 +112,12 @@ class LauncherGen:
         return f"{name}.read(({''.join(p + ', ' for p in parts)}), _shape{edge.source}_{edge.result}, {dtype})"
 
     def lazy_operand(self, node: Node, edge, opdef: OpDef, out_store: str | None, identity,
-                     leaves: list, statics: list, lines: list):
+                     leaves: list, statics: list, lines: list, sizes: list | None = None):
         """Appends the leaves/static sizes of a jitted read; returns its spec
-        or None when the read cannot be jitted."""
+        or None when the read cannot be jitted. `sizes` receives, per axis
+        the kernel keeps, its size at the point (a host expression) and
+        whether it is padded ("varying")."""
+        sizes = [] if sizes is None else sizes
         from .jax_backend import LazyOperand
         plan = self.plan(edge.source, edge.result)
         name = store_name(edge.source, edge.result)
@@ -138,6 +149,7 @@ class LauncherGen:
                 spec.axes.append("fixed")
                 leaves.append(start)
                 statics.append(self.code(size, node))
+                sizes.append((statics[-1], False))
                 continue
             if identity is None:
                 return None
@@ -148,6 +160,7 @@ class LauncherGen:
             leaves.append(st)
             masks += [f"{s} - {st}", n]
             statics.append(b)
+            sizes.append((n, True))
         leaves += masks
         if not self.maskable(opdef, node, edge, spec):
             return None
@@ -213,11 +226,13 @@ class LauncherGen:
         leaves, statics, pre = [], [], []
         specs = []
         for edge in edges:
+            sizes: list = []
             spec = self.lazy_operand(node, edge, opdef, out_name if inplace else None, identity,
-                                     leaves, statics, pre)
+                                     leaves, statics, pre, sizes)
             if spec is None:
                 return False
             specs.append(spec)
+            pre += self.empty_guard(node, opdef, spec, sizes)
         leaves += [self.code(e, node) for n, e in opdef.scalars if n in opdef.dynamic_scalars]
         statics += [self.code(e, node) for n, e in opdef.scalars if n in opdef.static_scalars]
         window = next(((i, a.size) for i, a in enumerate(plan.axes) if a.mode == "window"), (None, 0))
@@ -235,6 +250,24 @@ class LauncherGen:
                          f"{kname}({args})")
         return True
 
+    def empty_guard(self, node: Node, opdef: OpDef, spec, sizes: list) -> list[str]:
+        """A padded (masked) axis of a reduction that has no value on an
+        empty input (max, min, argmax, ...: not sum, prod, any, all) must not
+        be empty: the mask would return the identity (-inf for max) where the
+        reference fails. The scheduler runs only needed points, so an empty
+        one is an error: the host kernel raises it on an empty array of the
+        operand's shape (the reference's message)."""
+        if opdef.kind != "reduce" or opdef.attrs["reduce_kind"] in EMPTY_OK:
+            return []
+        padded = [n for n, varying in sizes if varying]
+        if not padded:
+            return []
+        shape = "(" + "".join(f"{n}, " for n, _ in sizes) + "".join(f"{d}, " for d in spec.shape) + ")"
+        test = " or ".join(f"{n} == 0" for n in padded)
+        return [f"if {test}:",
+                f"    from {__name__} import empty_reduction",
+                f"    empty_reduction(_F{node.index}, {shape}, {opdef.attrs['reduce_kind']!r})"]
+
     def host_call(self, node: Node, opdef: OpDef, edges: list, pad: str, lines: list) -> None:
         self.host_nodes.add(node.index)
         lines.append(f"{pad}_C[1] += 1")
@@ -248,7 +281,7 @@ class LauncherGen:
             lines.append(f"{pad}_r = _udf({node.index}, {point}, [{', '.join(args)}])")
         else:
             lines.append(f"{pad}_r = _F{node.index}(_np, [{', '.join(args)}], {self.scalars(opdef, node)})")
-        for r in range(max(1, len(node.result_shapes))):
+        for r in range(len(node.result_shapes)):   # none for a sink UDF
             self.host_write(node, r, f"_r[{r}]", lines, pad)
 
     def move(self, node: Node, opdef: OpDef, edge, kname: str, pad: str, lines: list) -> None:
@@ -288,4 +321,38 @@ class LauncherGen:
             self.move(node, opdef, node.edges[0], f"_K{k}", pad, lines)
         elif not self.jit_call(node, opdef, node.edges, f"_K{k}", pad, lines):
             self.host_call(node, opdef, node.edges, pad, lines)
+        point = "(" + "".join(s + ", " for s in node.domain) + ")"
+        lines[2:] = (["    try:"] + ["    " + line for line in lines[2:]] +
+                     ["    except Exception as _e:",
+                      f"        from {__name__} import launch_error",
+                      f"        launch_error(_e, {node.location!r}, {node.name!r}, {tuple(node.domain)!r}, {point})",
+                      "        raise"])
         return "\n".join(lines) + "\n"
+
+
+# Reductions with a value on an empty input (their identity); the others fail.
+EMPTY_OK = ("sum", "prod", "any", "all")
+
+
+def launch_error(error: Exception, location: str, op_name: str, steps: tuple, point: tuple) -> None:
+    """Called by a launcher whose kernel raised `error`: a kernel's complaint
+    (KernelError) becomes an EvaluationError naming the op's location, the op
+    and the point, as the reference interpreter reports it; anything else
+    goes on unchanged."""
+    from types import SimpleNamespace
+
+    from ..kernels import KernelError
+    from ..reference_graph import EvaluationError
+    if isinstance(error, KernelError):
+        node = SimpleNamespace(loc=location, op_name=op_name, steps=steps)
+        raise EvaluationError(f"{type(error).__name__}: {error}", node, point) from None
+
+
+def empty_reduction(fn, shape: tuple, kind: str) -> None:
+    """Raises the host kernel's error for a reduction over an empty axis
+    (`fn`: the op's NumPy function, `shape`: the operand's at the point)."""
+    import numpy as np
+
+    from ..kernels import KernelError
+    fn(np, [np.zeros(shape, dtype=np.float32)], {})
+    raise KernelError(f"reduce {kind} over an empty dimension (shape {shape})")

@@ -255,7 +255,7 @@ def test_only_the_needed_base_case_of_an_uncomputable_recurrence_runs(backend):
         inputs = {"a": a, "x": arange(T, 4)}
         np.testing.assert_array_equal(exe.run({"T": T}, inputs)["s"], evaluate(text, {"T": T}, inputs)["s"])
         if backend == "numpy":
-            assert check_schedule(exe, {"T": T}).executions == T + 3     # x at every t, a, s[0], the output
+            assert check_schedule(exe, {"T": T}).executions == 3     # a, s[0], the output (x is never read)
 
 
 def test_the_guarded_schedule_checks_out_where_it_runs():
@@ -264,4 +264,4 @@ def test_the_guarded_schedule_checks_out_where_it_runs():
     exe = p.compile(backend="numpy").compiled
     for T in (2, 3, 7):
         report = check_schedule(exe, {"T": T})
-        assert report.executions == T + 4                  # x at every t; add, sum and two outputs once
+        assert report.executions == 6                      # x at t = 0, 1; add, sum and two outputs once

@@ -2,8 +2,9 @@
 // dimension names isl reserves (`floor`, `exists`), a bound named like the
 // loop iterators isl generates (`c0`), a graph name that needs quoting, an
 // empty graph, and an output that can be computed only for some bounds
-// (`x[0] + x[1]` needs T >= 2: the ops run under that guard; the runtime
-// checks the bounds before a run, see GraphSchedule.check_bounds).
+// (`x[0] + x[1]` needs T >= 2: the ops run under that guard, the input only
+// at the two points read; the runtime checks the bounds before a run, see
+// GraphSchedule.check_bounds).
 // RUN: tidal-opt %s --pass-pipeline='builtin.module(sdg-schedule,sdg-lower-to-scf)' | FileCheck %s
 // RUN: tidal-opt %s --pass-pipeline='builtin.module(sdg-schedule,sdg-lower-to-scf,sdg-lower-to-scf)' | tidal-opt | FileCheck %s
 
@@ -42,13 +43,16 @@ sdg.graph @empty dims [t < T] {
 }
 
 // CHECK-LABEL: sdg.graph @pair
+// CHECK-SAME:    S0[t] : T >= 2 and 0 <= t <= 1
 // CHECK-SAME:    S1[] : T >= 2
 // CHECK-LABEL: func.func @pair_run(
 // CHECK-SAME:    %[[T:.*]]: index)
 // CHECK:         %[[C2:.*]] = arith.constant 2 : index
 // CHECK:         %[[OK:.*]] = arith.cmpi sge, %[[T]], %[[C2]] : index
 // CHECK-NEXT:    scf.if %[[OK]] {
-// CHECK-NEXT:      call @pair_op0(
+// CHECK-NEXT:      scf.for %[[I:.*]] = %{{.*}} to %[[C2]] step
+// CHECK-NEXT:        call @pair_op0(%[[I]])
+// CHECK-NEXT:      }
 // CHECK-NEXT:      call @pair_op1()
 // CHECK-NEXT:      call @pair_op2()
 // CHECK-NEXT:    }

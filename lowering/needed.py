@@ -1,0 +1,204 @@
+"""Needed points: where each node of an SDG must run.
+
+The reference interpreter is demand-driven: it computes a point only when an
+output or a UDF reads it, directly or through a chain of reads. The scheduler
+runs each node at its points that are both *valid* (computable, see
+`polyhedral.py`) and *needed*, so a point nobody reads never runs (it could
+fail: a `max` over a window that is empty where another merge branch
+applies, a division by zero in dead code).
+
+Needed points are the least fixpoint of
+
+    needed(k) = roots(k) ∪ { q : some needed point p of a consumer reads q }
+
+backwards over the reads (sink instance -> the source instances it reads; a
+slice reads every point of the slice; at a merge only the branch that is the
+first true one at the point, exactly as `Polyhedral.validity` restricts
+them). The roots are the outputs (their whole domain, under their condition)
+and the UDFs (their whole domain: they have effects). Inputs are like any
+node: the runtime loads an input whole if any point of it is needed, and
+one that nothing needs is not loaded (the reference, which reads inputs on
+demand, never asks for it). Only valid points are followed: a valid point
+reads only valid points, and the bounds that leave an output or UDF with an
+invalid point fail before a run (`GraphSchedule.check_bounds`).
+
+Nodes are visited by strongly connected components, consumers first. An
+acyclic node's needed set is final once its consumers are done: one
+`apply` per read. Inside a cycle (a recurrence) a worklist propagates the
+points needed from outside; it converges when the needed sets stop growing
+(a training loop whose last update nobody reads). When a node keeps
+growing (one step per round: `s[t] = f(s[t - 1])` read only at `t = T - 1`),
+the cycle's needed points are `seed ∪ seed.apply(R+)` with isl's transitive
+closure `R+` of the reads inside the cycle. An inexact closure
+over-approximates, which is safe (more points run); the result is checked to
+be closed under the reads. If isl fails, runs out of operations or the check
+fails, the cycle's nodes keep their whole valid domain (and so everything
+they read), which is always correct; if isl fails elsewhere, every node does.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import islpy as isl
+
+from .polyhedral import Polyhedral
+
+__all__ = ["needed_domains", "ROOTS"]
+
+ROOTS = ("sdg.output", "sdg.udf")       # needed at every valid point
+# isl operations one transitive closure may take before the cycle falls back.
+CLOSURE_OPERATIONS = 2_000_000
+# Growths of a node's needed set (beyond one per reader inside its cycle)
+# after which the cycle is taken to grow step by step (transitive closure).
+_GROWTHS = 3
+
+
+def needed_domains(poly: Polyhedral, valid: dict[int, isl.Set]) -> dict[int, isl.Set]:
+    """`valid ∩ needed` for every node (see the module docstring)."""
+    try:
+        return _needed(poly, valid)
+    except isl.Error:   # never expected: run everything that can be computed, as without this pass
+        return dict(valid)
+
+
+def _needed(poly: Polyhedral, valid: dict[int, isl.Set]) -> dict[int, isl.Set]:
+    graph = poly.graph
+    nodes = graph.nodes
+    reads: dict[int, list[tuple[int, isl.Map]]] = {n.index: [] for n in nodes}   # sink -> (source, map)
+    for sink, number, m in poly.validity(valid):
+        if not m.is_empty():
+            reads[sink].append((nodes[sink].edges[number].source, m.reverse()))
+    needed = {n.index: valid[n.index] if n.name in ROOTS else _empty(valid[n.index])
+              for n in nodes}
+    for component in _components(graph):
+        inside = set(component)
+        if len(component) > 1 or any(s == component[0] for s, _ in reads[component[0]]):
+            _cycle(component, inside, reads, needed, valid, poly.ctx)
+        for k in component:
+            if needed[k].is_empty():
+                continue
+            for source, m in reads[k]:
+                if source not in inside:
+                    needed[source] = needed[source].union(needed[k].apply(m)).coalesce()
+    return {k: needed[k].intersect(valid[k]).coalesce() for k in needed}
+
+
+def _empty(s: isl.Set) -> isl.Set:
+    return s.subtract(s)
+
+
+def _cycle(component, inside, reads, needed, valid, ctx) -> None:
+    """Completes `needed` inside one strongly connected component whose
+    points needed from outside (and roots) are already in `needed`: a
+    worklist while each node grows at most a few times more than it has
+    readers in the component, else the transitive closure."""
+    if all(needed[k].is_empty() for k in component):
+        return
+    edges = {k: [(source, m) for source, m in reads[k] if source in inside] for k in component}
+    readers = {k: 0 for k in component}
+    for k in component:
+        for source, _ in edges[k]:
+            readers[source] += 1
+    updates = {k: 0 for k in component}
+    pending = deque(k for k in component if not needed[k].is_empty())
+    queued = set(pending)
+    while pending:
+        k = pending.popleft()
+        queued.discard(k)
+        for source, m in edges[k]:
+            add = needed[k].apply(m)
+            if add.is_subset(needed[source]):
+                continue
+            needed[source] = needed[source].union(add).coalesce()
+            updates[source] += 1
+            if updates[source] > _GROWTHS + readers[source]:   # growing step by step: a recurrence
+                pending = None
+                break
+            if source not in queued:
+                pending.append(source)
+                queued.add(source)
+        if pending is None:
+            break
+    else:
+        return
+    try:
+        closed = _closure(component, edges, needed, ctx)
+    except isl.Error:
+        closed = None
+    for k in component:
+        needed[k] = valid[k] if closed is None else closed[k]
+
+
+def _closure(component, edges, needed, ctx) -> dict | None:
+    """`seed ∪ seed.apply(R+)` per node, or None (inexact and not closed, or
+    too many operations)."""
+    relation = None
+    for m in (m for k in component for _, m in edges[k]):
+        um = isl.UnionMap.from_map(m)
+        relation = um if relation is None else relation.union(um)
+    if relation is None:
+        return {k: needed[k] for k in component}
+    seed = None
+    for k in component:
+        us = isl.UnionSet.from_set(needed[k])
+        seed = us if seed is None else seed.union(us)
+    before = ctx.get_max_operations()
+    ctx.reset_operations()
+    ctx.set_max_operations(CLOSURE_OPERATIONS)   # give up (keep whole domains) rather than hang
+    try:
+        closure, _exact = relation.transitive_closure()   # inexact: an over-approximation
+        result = seed.union(seed.apply(closure)).coalesce()
+        if not result.apply(relation).is_subset(result):
+            return None
+    finally:
+        ctx.set_max_operations(before)
+        ctx.reset_operations()
+    return {k: needed[k].union(result.extract_set(needed[k].get_space())).coalesce() for k in component}
+
+
+def _components(graph) -> list[list[int]]:
+    """Strongly connected components of "node reads node", consumers before
+    the producers they read (Tarjan's algorithm, iterative)."""
+    succ = {n.index: sorted({e.source for e in n.edges}) for n in graph.nodes}
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    stack: list[int] = []
+    on_stack: set[int] = set()
+    out: list[list[int]] = []
+    counter = 0
+    for root in succ:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, i = work[-1]
+            if i < len(succ[v]):
+                work[-1] = (v, i + 1)
+                w = succ[v][i]
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                out.append(sorted(component))
+    return out[::-1]   # Tarjan emits producers first
