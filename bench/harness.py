@@ -13,7 +13,7 @@ that measures one configuration in the current process:
     main("decode", configs, measure, key=("pattern", "T"), metrics=[...])
 
 `main` runs every configuration as `python SCRIPT --child JSON` (so peak RSS is
-the configuration's own: `os.wait4`'s rusage of that child), with the intra-op
+the configuration's own: the child's VmHWM), with the intra-op
 thread count set to 1 for XLA, PyTorch and BLAS before they are imported, and a
 wall-clock limit per configuration (a configuration over it is reported as
 timed out with the limit, never dropped). It prints one JSON line per
@@ -57,7 +57,23 @@ def _child(measure: Callable[[dict], dict], cfg: dict) -> None:
     start = time.perf_counter()
     metrics = measure(cfg)
     metrics.setdefault("wall_s", time.perf_counter() - start)
+    peak = _peak_rss_mb()
+    if peak is not None:
+        metrics["peak_rss_mb"] = peak
     print(MARK + json.dumps({**cfg, **metrics}, default=_jsonable), flush=True)
+
+
+def _peak_rss_mb() -> float | None:
+    """This process's peak resident set (VmHWM): per address space, so reset by
+    exec, unlike getrusage's ru_maxrss, which keeps the forking parent's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
 
 
 def _jsonable(x: Any) -> Any:
@@ -68,7 +84,7 @@ def _jsonable(x: Any) -> Any:
 
 def run_config(script: str, cfg: dict, timeout: float) -> dict:
     """Runs one configuration in a child; its metrics plus peak_rss_mb (the
-    child's own maximum resident set, from wait4), or {"error": ...} /
+    child's own peak resident set), or {"error": ...} /
     {"timed_out": limit}."""
     env = {**os.environ, **THREAD_ENV}
     proc = subprocess.Popen([sys.executable, script, "--child", json.dumps(cfg)], env=env,
@@ -102,7 +118,7 @@ def run_config(script: str, cfg: dict, timeout: float) -> dict:
         result["error"] = (err.strip().splitlines() or ["no output"])[-1][:300]
         return result
     result.update(json.loads(lines[-1]))
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    result.setdefault("peak_rss_mb", usage.ru_maxrss / 1024)   # where /proc is missing
     return result
 
 

@@ -33,10 +33,13 @@ SCRIPT = textwrap.dedent('''
 def rows(tmp_path_factory):
     path = tmp_path_factory.mktemp("bench") / "bench_script.py"
     path.write_text(SCRIPT.format(bench=os.path.dirname(harness.__file__)))
+    import numpy as np
+    ballast = np.ones(300_000_000 // 8)   # a big parent (as pytest is) must not show in the children
     out = {}
     for cfg in ({"system": "tidal", "n": 8}, {"system": "jax", "n": 200}, {"system": "tidal", "n": -1}):
         out[(cfg["system"], cfg["n"])] = harness.run_config(str(path), cfg, timeout=60)
     out[("tidal", 5000)] = harness.run_config(str(path), {"system": "tidal", "n": 5000}, timeout=3)
+    del ballast
     return out
 
 
@@ -45,6 +48,7 @@ def test_each_configuration_has_its_own_peak_rss_and_one_thread(rows):
     assert small["ms"] == 16.0 and big["ms"] == 200.0
     assert small["threads"] == "1"
     assert big["peak_rss_mb"] - small["peak_rss_mb"] > 150    # the 200 MB array, in its own child
+    assert small["peak_rss_mb"] < 250                          # not the parent's 300 MB ballast
 
 
 def test_errors_and_timeouts_are_reported_not_dropped(rows):
