@@ -1,0 +1,299 @@
+"""REINFORCE on CartPole-v1: Tidal against a JAX actor-learner and a PyTorch eager baseline.
+
+    python bench/rl.py                     # every configuration (one process each, bench/harness.py)
+    python bench/rl.py --only nstep --only jax
+
+Workload (all systems): B = 64 CartPoles stepped T = 200 times per iteration,
+environment state carried across iterations with auto-reset (examples/cartpole.py),
+a 4-64-64-2 tanh policy with the same initial weights (td.nn.MLP's init),
+Bernoulli actions, returns cut at episode ends (Monte-Carlo, or n-step with
+n = 8), normalised over the iteration's (T, B) samples, loss
+-mean(log pi(a|s) * adv), Adam(lr 1e-2), I = 20 iterations.
+
+* tidal: examples/reinforce.py's program (acting, returns, gradient and Adam in
+  one program over dims (i, t)), jax backend. compile_s = p.compile() plus a
+  warm-up run with I = 1 (it compiles the XLA kernels); ms_per_iter = the timed
+  run of I iterations / I.
+* jax: acting in `lax.scan` inside `jit` (one call per iteration), learner in
+  `jit` (returns, jax.grad, Adam written out). compile_s = lowering and
+  compiling both; ms_per_iter = I iterations / I.
+* torch: CleanRL-style eager loop (acting step by step under no_grad, then one
+  batched forward/backward and torch.optim.Adam), one thread. compile_s = 0.
+
+The systems draw their random numbers from different generators (Tidal:
+numpy.random.default_rng([seed, i, t]); JAX: jax.random; PyTorch: torch.Generator),
+so mean returns agree only statistically; the tests (test/py/programs/test_rl_examples.py)
+check the systems equal when fed the same draws. mean_return is the mean return
+of the episodes that ended in the last 5 iterations.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+
+from cartpole import ACTIONS, MAX_STEPS, OBS, init_params, physics, reset_state, terminated  # noqa: E402
+
+B, T, I, HIDDEN, GAMMA, LR, NSTEP = 64, 200, 20, 64, 0.99, 1e-2, 8
+LAST = 5  # mean_return over the episodes that ended in the last LAST iterations
+
+
+# ---------------------------------------------------------------------------------- JAX
+class JaxReinforce:
+    """Actor-learner REINFORCE in JAX: `act` (lax.scan over t, jitted) and `learn` (jitted)."""
+
+    def __init__(self, B, hidden, returns="mc", n=NSTEP, gamma=GAMMA, lr=LR, seed=0):
+        import jax
+        import jax.numpy as jnp
+
+        self.jax, self.jnp, self.B = jax, jnp, B
+        self.params = [jnp.asarray(w) for w in init_params([OBS, hidden, hidden, ACTIONS], seed)]
+        self.m = [jnp.zeros_like(w) for w in self.params]
+        self.v = [jnp.zeros_like(w) for w in self.params]
+        self.it = 0
+        self.returns, self.n, self.gamma, self.lr = returns, n, gamma, lr
+        self.act = jax.jit(self._act)
+        self.learn = jax.jit(self._learn)
+
+    def logp(self, params, obs):
+        jnp = self.jnp
+        h = obs
+        for k in range(0, len(params) - 2, 2):
+            h = jnp.tanh(h @ params[k] + params[k + 1])
+        return self.jax.nn.log_softmax(h @ params[-2] + params[-1], -1)
+
+    def _act(self, params, s, length, u, fresh):
+        """Steps the B envs with draws u (T, B) and reset states fresh (T, B, 4)."""
+        jnp = self.jnp
+
+        def step(carry, x):
+            s, length = carry
+            uk, fk = x
+            a = (uk < jnp.exp(self.logp(params, s)[:, 1])).astype(jnp.float32)
+            nxt = physics(jnp, tuple(s.T), a)
+            n_len = length + 1.0
+            done = terminated(jnp, nxt) | (n_len >= MAX_STEPS)
+            s2 = jnp.where(done[:, None], fk, jnp.stack(nxt, -1))
+            return (s2, jnp.where(done, 0.0, n_len)), (s, a, done.astype(jnp.float32),
+                                                        jnp.where(done, n_len, 0.0))
+
+        (s, length), (obs, acts, dones, ep) = self.jax.lax.scan(step, (s, length), (u, fresh))
+        return s, length, obs, acts, dones, ep
+
+    def discounted(self, dones):
+        """Returns (T, B) of unit rewards cut at episode ends (MC or n-step)."""
+        jnp, g = self.jnp, self.gamma
+        if self.returns == "mc":
+            def back(G, d):
+                G = 1.0 + g * (1.0 - d) * G
+                return G, G
+            _, Gs = self.jax.lax.scan(back, jnp.zeros(dones.shape[1]), dones, reverse=True)
+            return Gs
+        Tn = dones.shape[0]
+        pad = jnp.concatenate([dones, jnp.ones((self.n, dones.shape[1]))])   # past T: cut
+        G, keep = jnp.zeros_like(dones), jnp.ones_like(dones)
+        for k in range(self.n):
+            inside = (jnp.arange(Tn) + k < Tn)[:, None]
+            G = G + jnp.where(inside, keep * g ** k, 0.0)
+            keep = keep * (1.0 - pad[k:k + Tn])
+        return G
+
+    def _learn(self, params, m, v, it, obs, acts, dones):
+        jnp = self.jnp
+        G = self.discounted(dones)
+        adv = (G - G.mean()) / jnp.sqrt(((G - G.mean()) ** 2).mean() + 1e-8)
+
+        def loss_fn(params):
+            lp = self.logp(params, obs)
+            return -(jnp.where(acts > 0.5, lp[..., 1], lp[..., 0]) * adv).mean()
+
+        loss, grads = self.jax.value_and_grad(loss_fn)(params)
+        b1, b2, n = 0.9, 0.999, it + 1.0
+        m = [b1 * a + (1 - b1) * g for a, g in zip(m, grads)]
+        v = [b2 * a + (1 - b2) * g * g for a, g in zip(v, grads)]
+        params = [w - self.lr * (a / (1 - b1 ** n)) / (jnp.sqrt(c / (1 - b2 ** n)) + 1e-8)
+                  for w, a, c in zip(params, m, v)]
+        return params, m, v, loss
+
+    def iteration(self, s, length, u, fresh):
+        s, length, obs, acts, dones, ep = self.act(self.params, s, length, u, fresh)
+        self.params, self.m, self.v, loss = self.learn(self.params, self.m, self.v,
+                                                       float(self.it), obs, acts, dones)
+        self.it += 1
+        return s, length, {"loss": loss, "ep_sum": ep.sum(), "ep_count": dones.sum(), "obs": obs,
+                           "acts": acts, "dones": dones}
+
+
+# ------------------------------------------------------------------------------ PyTorch
+class TorchReinforce:
+    """CleanRL-style REINFORCE: an eager acting loop, then one batched update."""
+
+    def __init__(self, B, hidden, returns="mc", n=NSTEP, gamma=GAMMA, lr=LR, seed=0):
+        import torch
+
+        self.torch, self.B = torch, B
+        ws = init_params([OBS, hidden, hidden, ACTIONS], seed)
+        layers = []
+        for k in range(0, len(ws), 2):
+            lin = torch.nn.Linear(*ws[k].shape)
+            with torch.no_grad():
+                lin.weight.copy_(torch.from_numpy(ws[k].T.copy()))
+                lin.bias.copy_(torch.from_numpy(ws[k + 1]))
+            layers += [lin, torch.nn.Tanh()]
+        self.net = torch.nn.Sequential(*layers[:-1])
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=lr, eps=1e-8)
+        self.returns, self.n, self.gamma = returns, n, gamma
+
+    def params(self):
+        out = []
+        for lin in self.net[::2]:
+            out += [lin.weight.detach().numpy().T, lin.bias.detach().numpy()]
+        return out
+
+    def discounted(self, dones):
+        torch, g = self.torch, self.gamma
+        Tn = dones.shape[0]
+        G = torch.zeros_like(dones)
+        if self.returns == "mc":
+            nxt = torch.zeros(dones.shape[1])
+            for k in reversed(range(Tn)):
+                nxt = 1.0 + g * (1.0 - dones[k]) * nxt
+                G[k] = nxt
+            return G
+        for k in range(Tn):
+            keep, acc = torch.ones(dones.shape[1]), torch.zeros(dones.shape[1])
+            for j in range(min(self.n, Tn - k)):
+                acc = acc + keep * g ** j
+                keep = keep * (1.0 - dones[k + j])
+            G[k] = acc
+        return G
+
+    def iteration(self, s, length, u, fresh):
+        torch = self.torch
+        obs, acts, dones, ep = [], [], [], []
+        with torch.no_grad():
+            for uk, fk in zip(u, fresh):
+                p1 = torch.softmax(self.net(s), -1)[:, 1]
+                a = (uk < p1).float()
+                nxt = physics(torch, tuple(s.T), a)
+                n_len = length + 1.0
+                done = terminated(torch, nxt) | (n_len >= MAX_STEPS)
+                obs.append(s)
+                acts.append(a)
+                dones.append(done.float())
+                ep.append(torch.where(done, n_len, 0.0))
+                s = torch.where(done[:, None], fk, torch.stack(nxt, -1))
+                length = torch.where(done, 0.0, n_len)
+        obs, acts, dones = torch.stack(obs), torch.stack(acts), torch.stack(dones)
+        G = self.discounted(dones)
+        adv = (G - G.mean()) / torch.sqrt(((G - G.mean()) ** 2).mean() + 1e-8)
+        lp = torch.log_softmax(self.net(obs), -1)
+        loss = -(torch.where(acts > 0.5, lp[..., 1], lp[..., 0]) * adv).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return s, length, {"loss": loss.item(), "ep_sum": torch.stack(ep).sum().item(),
+                           "ep_count": dones.sum().item()}
+
+
+# ----------------------------------------------------------------------------- measure
+def _mean_return(ep_sum, ep_count):
+    s, c = float(np.sum(ep_sum[-LAST:])), float(np.sum(ep_count[-LAST:]))
+    return s / c if c else float("nan")
+
+
+def measure_tidal(cfg):
+    import reinforce
+
+    p = reinforce.build(B=cfg["B"], hidden=HIDDEN, returns=cfg["returns"], n=NSTEP, gamma=GAMMA, lr=LR,
+                        model_seed=cfg["seed"])
+    start = time.perf_counter()
+    exe = p.compile()
+    exe.run(bounds={"I": 1, "T": cfg["T"]})                     # warm-up: XLA kernels
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    out = exe.run(bounds={"I": cfg["I"], "T": cfg["T"]})
+    run_s = time.perf_counter() - start
+    res = {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": compile_s,
+           "mean_return": _mean_return(out["ep_sum"], out["ep_count"]),
+           "returns": reinforce.mean_returns(out).round(2)}
+    stats = getattr(exe, "stats", None)
+    if stats is not None:
+        res["stats"] = stats()
+    return res
+
+
+def measure_jax(cfg):
+    import jax
+    import jax.numpy as jnp
+
+    agent = JaxReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"])
+    Bn, Tn = cfg["B"], cfg["T"]
+    draw = jax.jit(lambda key: (jax.random.uniform(jax.random.fold_in(key, 0), (Tn, Bn)),
+                                reset_state(jax.random.uniform(jax.random.fold_in(key, 1), (Tn, Bn, OBS)))))
+    key = jax.random.PRNGKey(cfg["seed"])
+    s = reset_state(jax.random.uniform(jax.random.fold_in(key, 2), (Bn, OBS)))
+    length = jnp.zeros(Bn)
+    start = time.perf_counter()                                  # compile act, learn, draw
+    u, fresh = draw(key)
+    shapes = agent.act.lower(agent.params, s, length, u, fresh).compile()
+    _, _, obs, acts, dones, _ = shapes(agent.params, s, length, u, fresh)
+    agent.learn.lower(agent.params, agent.m, agent.v, 0.0, obs, acts, dones).compile()
+    compile_s = time.perf_counter() - start
+    sums, counts = [], []
+    start = time.perf_counter()
+    for it in range(cfg["I"]):
+        u, fresh = draw(jax.random.fold_in(key, 100 + it))
+        s, length, m = agent.iteration(s, length, u, fresh)
+        sums.append(m["ep_sum"])
+        counts.append(m["ep_count"])
+    sums, counts = np.array(jax.device_get(sums)), np.array(jax.device_get(counts))
+    run_s = time.perf_counter() - start
+    return {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": compile_s,
+            "mean_return": _mean_return(sums, counts),
+            "returns": np.round(sums / np.maximum(counts, 1), 2)}
+
+
+def measure_torch(cfg):
+    from harness import single_thread_torch
+
+    single_thread_torch()
+    import torch
+
+    agent = TorchReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"])
+    gen = torch.Generator().manual_seed(cfg["seed"])
+    s = reset_state(torch.rand(cfg["B"], OBS, generator=gen))
+    length = torch.zeros(cfg["B"])
+    sums, counts = [], []
+    start = time.perf_counter()
+    for _ in range(cfg["I"]):
+        u = torch.rand(cfg["T"], cfg["B"], generator=gen)
+        fresh = reset_state(torch.rand(cfg["T"], cfg["B"], OBS, generator=gen))
+        s, length, m = agent.iteration(s, length, u, fresh)
+        sums.append(m["ep_sum"])
+        counts.append(m["ep_count"])
+    run_s = time.perf_counter() - start
+    sums, counts = np.array(sums), np.array(counts)
+    return {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": 0.0,
+            "mean_return": _mean_return(sums, counts),
+            "returns": np.round(sums / np.maximum(counts, 1), 2)}
+
+
+def measure(cfg):
+    return {"tidal": measure_tidal, "jax": measure_jax, "torch": measure_torch}[cfg["system"]](cfg)
+
+
+CONFIGS = [{"system": s, "returns": r, "B": B, "T": T, "I": I, "seed": 0}
+           for r in ("mc", "nstep") for s in ("jax", "torch", "tidal")]
+
+if __name__ == "__main__":
+    from harness import main
+
+    main("rl", CONFIGS, measure, key=("returns", "B", "T", "I"),
+         metrics=["ms_per_iter", "compile_s", "mean_return"], timeout=1800.0)
