@@ -17,6 +17,8 @@ n = 8), normalised over the iteration's (T, B) samples, loss
 * jax: acting in `lax.scan` inside `jit` (one call per iteration), learner in
   `jit` (returns, jax.grad, Adam written out). compile_s = lowering and
   compiling both; ms_per_iter = I iterations / I.
+* tidal-ref: the same program on Tidal's reference interpreter (no schedule:
+  evaluation on demand, memoised; compile_s = p.compile()).
 * torch: CleanRL-style eager loop (acting step by step under no_grad, then one
   batched forward/backward and torch.optim.Adam), one thread. compile_s = 0.
 
@@ -211,20 +213,22 @@ def _mean_return(ep_sum, ep_count):
 def measure_tidal(cfg):
     import reinforce
 
+    backend = {"tidal": "jax", "tidal-ref": "reference"}[cfg["system"]]
     p = reinforce.build(B=cfg["B"], hidden=HIDDEN, returns=cfg["returns"], n=NSTEP, gamma=GAMMA, lr=LR,
                         model_seed=cfg["seed"])
     start = time.perf_counter()
-    exe = p.compile()
-    exe.run(bounds={"I": 1, "T": cfg["T"]})                     # warm-up: XLA kernels
+    exe = p.compile(backend=backend)
+    if backend == "jax":
+        exe.run(bounds={"I": 1, "T": cfg["T"]})                 # warm-up: XLA kernels
     compile_s = time.perf_counter() - start
     start = time.perf_counter()
     out = exe.run(bounds={"I": cfg["I"], "T": cfg["T"]})
     run_s = time.perf_counter() - start
     res = {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": compile_s,
            "mean_return": _mean_return(out["ep_sum"], out["ep_count"]),
-           "returns": reinforce.mean_returns(out).round(2)}
+           "curve": reinforce.mean_returns(out).round(2)}
     stats = getattr(exe, "stats", None)
-    if stats is not None:
+    if stats is not None and backend == "jax":
         res["stats"] = stats()
     return res
 
@@ -257,7 +261,7 @@ def measure_jax(cfg):
     run_s = time.perf_counter() - start
     return {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": compile_s,
             "mean_return": _mean_return(sums, counts),
-            "returns": np.round(sums / np.maximum(counts, 1), 2)}
+            "curve": np.round(sums / np.maximum(counts, 1), 2)}
 
 
 def measure_torch(cfg):
@@ -282,15 +286,16 @@ def measure_torch(cfg):
     sums, counts = np.array(sums), np.array(counts)
     return {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": 0.0,
             "mean_return": _mean_return(sums, counts),
-            "returns": np.round(sums / np.maximum(counts, 1), 2)}
+            "curve": np.round(sums / np.maximum(counts, 1), 2)}
 
 
 def measure(cfg):
-    return {"tidal": measure_tidal, "jax": measure_jax, "torch": measure_torch}[cfg["system"]](cfg)
+    return {"tidal": measure_tidal, "tidal-ref": measure_tidal, "jax": measure_jax,
+            "torch": measure_torch}[cfg["system"]](cfg)
 
 
 CONFIGS = [{"system": s, "returns": r, "B": B, "T": T, "I": I, "seed": 0}
-           for r in ("mc", "nstep") for s in ("jax", "torch", "tidal")]
+           for r in ("mc", "nstep") for s in ("jax", "torch", "tidal", "tidal-ref")]
 
 if __name__ == "__main__":
     from harness import main

@@ -1,11 +1,10 @@
 """PPO on CartPole-v1 as one Tidal program.
 
-Dims: iteration i and timestep t; B environments are a batch axis. The
+Dims: iteration i, epoch k and timestep t; B environments are a batch axis. The
 environment is examples/reinforce.py's (examples/cartpole.py: physics as a
 recurrence over t, auto-reset, state carried across iterations, or `--env udf`).
 
-* Actor 4-64-64-2 and critic 4-64-64-1 (the value head), tanh. Acting at
-  iteration i uses the weights W[i].
+* Actor 4-64-64-2 and critic 4-64-64-1 (the value head), tanh.
 * GAE as a backward (anti-causal) recurrence over t:
       delta[t] = r[t] + gamma (1 - done[t]) V(s'[t]) - V(s[t])
       adv[T - 1] = delta[T - 1];  adv[t] = delta[t] + gamma lambda (1 - done[t]) adv[t + 1]
@@ -16,18 +15,22 @@ recurrence over t, auto-reset, state carried across iterations, or `--env udf`).
   A the normalised advantages, plus vf_coef * 0.5 * mean((V_k(s) - ret)^2).
   log pi_0 and V in the targets are constants of the loss: the acting weights
   are a tensor of their own, passed to td.grad as leaves, so no gradient flows
-  through them. One Adam over all I * K steps, written out (td.optim steps once
-  per iteration): its moments are recurrences over i like the weights.
-* Epochs: unrolled in Python (default: K Adam steps inside each iteration, the
-  program keeps two dims), or `--epoch-dim`: a third dim k with the weights,
-  moments and step count recurrences over (i, k): W[i, k + 1] = Adam(W[i, k]),
-  W[i + 1, 0] = Adam(W[i, K - 1]) (K is then a bound given at run time). The
-  epoch-dim program runs on the reference backend; the scheduled backends do
-  not finish compiling it (isl's AST generation, see the report in bench/rl.py).
+  through them. One Adam over all I * K steps, written out (td.optim steps along
+  one dim): its moments and step count are recurrences like the weights.
+* Epochs (default): a third dim k, with the weights, Adam's moments and step
+  count recurrences over (i, k): W[i, k + 1] = Adam(W[i, k]) and
+  W[i + 1, 0] = Adam(W[i, K - 1]); acting at iteration i uses W[i, 0]; K is a
+  bound given at run time. `--unrolled`: the K epochs unrolled in Python
+  instead (K Adam steps inside each iteration, two dims, 3x the ops).
+* Backend: the reference interpreter by default. The scheduled backends
+  (`--backend jax|numpy`) do not compile this program in reasonable time with
+  the current compiler: isl scheduling grows superlinearly with the number of
+  ops (~850 here; REINFORCE has ~360 and takes 1-2 min), and with three dims
+  isl's AST generation ran for over 25 minutes without finishing.
 
-    python examples/ppo.py                     # defaults below
+    python examples/ppo.py                     # defaults below (about 20 s)
     python examples/ppo.py --env udf
-    python examples/ppo.py --epoch-dim --backend reference --B 4 --T 16 --I 5
+    python examples/ppo.py --unrolled --epochs 2
 """
 from __future__ import annotations
 
@@ -59,7 +62,7 @@ def adam_step(w, g, m, v, n, lr, b1, b2, eps):
 
 
 def build(B=16, hidden=64, epochs=4, gamma=0.99, lam=0.95, clip=0.2, vf_coef=0.5, lr=3e-3,
-          betas=(0.9, 0.999), eps=1e-8, env="td", epoch_dim=False, model_seed=0, env_seed=0,
+          betas=(0.9, 0.999), eps=1e-8, env="td", epoch_dim=True, model_seed=0, env_seed=0,
           max_steps=MAX_STEPS, debug=False):
     """The PPO program: bounds I, T (and K with epoch_dim=True, else K = `epochs`).
     Outputs: ep_sum, ep_count, alive per iteration, loss per iteration (the last epoch's;
@@ -163,24 +166,25 @@ def main(argv=None):
     ap.add_argument("--T", type=int, default=32, help="steps per iteration")
     ap.add_argument("--I", type=int, default=50, help="iterations")
     ap.add_argument("--epochs", type=int, default=4, help="full-batch updates per iteration (K)")
-    ap.add_argument("--epoch-dim", action="store_true", help="epochs as a dim k (see above)")
+    ap.add_argument("--unrolled", action="store_true", help="epochs unrolled in Python (see above)")
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--backend", default="jax", choices=["jax", "numpy", "reference"])
+    ap.add_argument("--backend", default="reference", choices=["reference", "jax", "numpy"])
     args = ap.parse_args(argv)
     p = build(B=args.B, hidden=args.hidden, epochs=args.epochs, lr=args.lr, env=args.env,
-              epoch_dim=args.epoch_dim, model_seed=args.seed, env_seed=args.seed)
+              epoch_dim=not args.unrolled, model_seed=args.seed, env_seed=args.seed)
     start = time.perf_counter()
     exe = p.compile(backend=args.backend)
     compiled = time.perf_counter()
-    out = exe.run(bounds={"I": args.I, "T": args.T, **({"K": args.epochs} if args.epoch_dim else {})})
+    out = exe.run(bounds={"I": args.I, "T": args.T, **({} if args.unrolled else {"K": args.epochs})})
     ran = time.perf_counter()
-    if args.epoch_dim:
+    if not args.unrolled:
         out = dict(out, loss=np.asarray(out["loss"])[:, -1])  # the last epoch's loss per iteration
     report(out)
     print(f"compile {compiled - start:.1f} s, run {ran - compiled:.1f} s "
-          f"({1e3 * (ran - compiled) / args.I:.0f} ms/iteration, XLA kernel compilation included; "
+          f"({1e3 * (ran - compiled) / args.I:.0f} ms/iteration"
+          f"{', XLA kernel compilation included' if args.backend == 'jax' else ''}; "
           f"B={args.B}, T={args.T}, I={args.I}, K={args.epochs}, {args.backend} backend)")
     return out
 

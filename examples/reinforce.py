@@ -147,7 +147,8 @@ def main(argv=None):
     ran = time.perf_counter()
     report(out)
     print(f"compile {compiled - start:.1f} s, run {ran - compiled:.1f} s "
-          f"({1e3 * (ran - compiled) / args.I:.0f} ms/iteration, XLA kernel compilation included; "
+          f"({1e3 * (ran - compiled) / args.I:.0f} ms/iteration"
+          f"{', XLA kernel compilation included' if args.backend == 'jax' else ''}; "
           f"B={args.B}, T={args.T}, I={args.I}, {args.backend} backend)")
     if args.env == "udf":
         print(f"the UDF environment was stepped {p.env.calls} times (I * T = {args.I * args.T})")

@@ -235,7 +235,16 @@ def test_reinforce_udf_environment_keeps_external_state():
 
 
 # ------------------------------------------------------------------------------------ PPO
-def reference_ppo(B, T, I, K, hidden, lr, gamma=0.99, lam=0.95, clip=0.2, vf=0.5):
+@jax.jit
+@jax.value_and_grad
+def _ppo_loss_grad(ws, S, A, lpo, advn, ret, clip=0.2, vf=0.5):
+    lp = jax.nn.log_softmax(mlp_jnp(ws[:6], S), -1)
+    ratio = jnp.exp(jnp.where(A > 0.5, lp[..., 1], lp[..., 0]) - lpo)
+    pg = -jnp.minimum(ratio * advn, jnp.clip(ratio, 1 - clip, 1 + clip) * advn).mean()
+    return pg + vf * 0.5 * ((mlp_jnp(ws[6:], S)[..., 0] - ret) ** 2).mean()
+
+
+def reference_ppo(B, T, I, K, hidden, lr, gamma=0.99, lam=0.95):
     init = cartpole.init_params([4, hidden, hidden, 2], 0) + cartpole.init_params([4, hidden, hidden, 1], 1)
     params, state, step, rec = [w.astype(np.float64) for w in init], {}, 1, {}
     s, length = initial_state(B)
@@ -251,16 +260,13 @@ def reference_ppo(B, T, I, K, hidden, lr, gamma=0.99, lam=0.95, clip=0.2, vf=0.5
         lpo = np.where(A > 0.5, logp_np(params[:6], S)[..., 1], logp_np(params[:6], S)[..., 0])
         advn = (adv - adv.mean()) / (adv.std() + 1e-8)
 
-        def loss_fn(*ws):
-            lp = jax.nn.log_softmax(mlp_jnp(ws[:6], S), -1)
-            ratio = jnp.exp(jnp.where(A > 0.5, lp[..., 1], lp[..., 0]) - lpo)
-            pg = -jnp.minimum(ratio * advn, jnp.clip(ratio, 1 - clip, 1 + clip) * advn).mean()
-            return pg + vf * 0.5 * ((mlp_jnp(ws[6:], S)[..., 0] - ret) ** 2).mean()
-
         for key, v in (("s", S), ("done", D), ("value", value), ("adv", adv)):
             rec.setdefault(key, []).append(v)
         for k in range(K):
-            loss, grads = value_and_grads(loss_fn, *params)
+            with jax.enable_x64(True):
+                loss, grads = _ppo_loss_grad([jnp.asarray(w) for w in params],
+                                             *(jnp.asarray(np.asarray(x, np.float64)) for x in (S, A, lpo, advn, ret)))
+                loss, grads = float(loss), [np.asarray(g) for g in grads]
             rec.setdefault("loss", []).append(loss)
             rec.setdefault("w", []).append(params)
             params = adam(params, grads, state, step, lr)
@@ -270,7 +276,7 @@ def reference_ppo(B, T, I, K, hidden, lr, gamma=0.99, lam=0.95, clip=0.2, vf=0.5
 
 @pytest.mark.parametrize("epoch_dim", [False, True])
 def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim):
-    B, T, I, K, hidden = 2, 10, 2, 3, 8
+    B, T, I, K, hidden = 2, 10, 2, 2, 8
     p = ppo.build(B=B, hidden=hidden, epochs=K, epoch_dim=epoch_dim, lr=0.02, debug=True)
     out = p.compile(backend="reference").run(bounds={"I": I, "T": T, **({"K": K} if epoch_dim else {})})
     # GAE (the backward recurrence) against NumPy, from the program's own values
