@@ -16,10 +16,16 @@ tensor at a point (i, t) has a leading axis of size B).
 * Returns, cut at episode ends with the done mask: Monte-Carlo `r[i, t:T]`
   or n-step `r[i, t:min(t + n, T)]` (`--returns mc|nstep --n N`), both as a
   discounted sum over a window of the future. The loss is
-  -mean(log pi(a|s) * (G - baseline)) over the iteration's (t, B) samples;
+  -mean(log pi(a|s) * A) over the iteration's (T, B) samples, A the returns
+  normalised by their mean and standard deviation in the iteration;
   `td.optim.Adam` defines W[i + 1].
 * Per iteration: the mean return of the episodes that ended in it (each
   reward is 1, so an episode's return is its length), printed after the run.
+
+Defaults: B = 16, T = 32, I = 50, Adam lr 3e-3. On a 2-core machine the jax
+backend takes about 20-60 s to compile and 0.3-0.6 s per iteration (XLA
+kernel compilation included); `--backend reference` about 0.1 s per iteration
+with no schedule to compute.
 
     python examples/reinforce.py                       # MC returns, defaults below
     python examples/reinforce.py --returns nstep --n 16

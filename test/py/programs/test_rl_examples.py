@@ -189,7 +189,7 @@ def test_reinforce_program_matches_numpy_and_jax(returns, n, max_steps):
     p = reinforce.build(B=B, hidden=hidden, returns=returns, n=n or 1, gamma=0.9, lr=0.05,
                         max_steps=max_steps, debug=True)
     out = p.compile(backend="reference").run(bounds={"I": I, "T": T})
-    ref, final = reference_reinforce(cartpole.init_params([4, hidden, hidden, 2], 0), B, T, I, 0.9, 0.05,
+    ref, _ = reference_reinforce(cartpole.init_params([4, hidden, hidden, 2], 0), B, T, I, 0.9, 0.05,
                                      n=n, max_steps=max_steps)
     assert ref["done"].sum() >= 2                      # the episode cuts are exercised
     close(out["s"], ref["s"], rtol=1e-5, atol=1e-6)    # physics, auto-reset, carried state
