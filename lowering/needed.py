@@ -34,6 +34,12 @@ over-approximates, which is safe (more points run); the result is checked to
 be closed under the reads. If isl fails, runs out of operations or the check
 fails, the cycle's nodes keep their whole valid domain (and so everything
 they read), which is always correct; if isl fails elsewhere, every node does.
+
+A needed set with many pieces or existentially quantified variables (isl's
+closure of a recurrence with a `t % 3 == 0` case gives hundreds) is replaced
+by its simple hull within the valid domain: a superset, so only valid points
+are added, and inside a cycle only when the hulls are still closed under the
+reads. The whole computation runs under an isl operation budget.
 """
 from __future__ import annotations
 
@@ -48,6 +54,16 @@ __all__ = ["needed_domains", "ROOTS"]
 ROOTS = ("sdg.output", "sdg.udf")       # needed at every valid point
 # isl operations one transitive closure may take before the cycle falls back.
 CLOSURE_OPERATIONS = 2_000_000
+# isl operations the whole computation may take before every node keeps its
+# valid domain (a fallback that is always closed under the reads).
+NEEDED_OPERATIONS = 20_000_000
+# A needed set with more basic sets or existentially quantified variables than
+# this is replaced by its simple hull (within the valid domain, checked to be
+# closed under the reads): isl's transitive closure of recurrences with
+# modular conditions (`t % 3 == 0`) returns sets of hundreds of existentials,
+# on which later operations (coalesce, the dependences) ran for minutes or
+# overflowed isl's stack.
+SIMPLE_PIECES = 8
 # Growths of a node's needed set (beyond one per reader inside its cycle)
 # after which the cycle is taken to grow step by step (transitive closure).
 _GROWTHS = 3
@@ -55,10 +71,17 @@ _GROWTHS = 3
 
 def needed_domains(poly: Polyhedral, valid: dict[int, isl.Set]) -> dict[int, isl.Set]:
     """`valid ∩ needed` for every node (see the module docstring)."""
+    ctx = poly.ctx
+    before = ctx.get_max_operations()
+    ctx.reset_operations()
+    ctx.set_max_operations(NEEDED_OPERATIONS)
     try:
         return _needed(poly, valid)
-    except isl.Error:   # never expected: run everything that can be computed, as without this pass
+    except isl.Error:   # out of operations: run everything that can be computed, as without this pass
         return dict(valid)
+    finally:
+        ctx.set_max_operations(before)
+        ctx.reset_operations()
 
 
 def _needed(poly: Polyhedral, valid: dict[int, isl.Set]) -> dict[int, isl.Set]:
@@ -74,6 +97,8 @@ def _needed(poly: Polyhedral, valid: dict[int, isl.Set]) -> dict[int, isl.Set]:
         inside = set(component)
         if len(component) > 1 or any(s == component[0] for s, _ in reads[component[0]]):
             _cycle(component, inside, reads, needed, valid, poly.ctx)
+        else:   # final now (its readers are done): an over-approximation is safe
+            needed[component[0]] = _simple(needed[component[0]], valid[component[0]])
         for k in component:
             if needed[k].is_empty():
                 continue
@@ -85,6 +110,30 @@ def _needed(poly: Polyhedral, valid: dict[int, isl.Set]) -> dict[int, isl.Set]:
 
 def _empty(s: isl.Set) -> isl.Set:
     return s.subtract(s)
+
+
+def _is_complex(s: isl.Set) -> bool:
+    return s.n_basic_set() > SIMPLE_PIECES or \
+        sum(b.dim(isl.dim_type.div) for b in s.get_basic_sets()) > SIMPLE_PIECES
+
+
+def _simple(s: isl.Set, valid: isl.Set) -> isl.Set:
+    """`s`, or its simple hull within `valid` when `s` is complex (a superset
+    of `s`: more points run, all of them computable)."""
+    return isl.Set.from_basic_set(s.simple_hull()).intersect(valid).coalesce() if _is_complex(s) else s
+
+
+def _simplified(component, edges, needed, valid) -> None:
+    """Replaces the complex needed sets of a cycle by simple hulls if the
+    result is still closed under the reads inside the cycle (else keeps them)."""
+    if not any(_is_complex(needed[k]) for k in component):
+        return
+    simple = {k: _simple(needed[k], valid[k]) for k in component}
+    for k in component:
+        for source, m in edges[k]:
+            if not simple[k].apply(m).is_subset(simple[source]):
+                return
+    needed.update(simple)
 
 
 def _cycle(component, inside, reads, needed, valid, ctx) -> None:
@@ -120,6 +169,7 @@ def _cycle(component, inside, reads, needed, valid, ctx) -> None:
         if pending is None:
             break
     else:
+        _simplified(component, edges, needed, valid)
         return
     try:
         closed = _closure(component, edges, needed, ctx)
@@ -127,6 +177,8 @@ def _cycle(component, inside, reads, needed, valid, ctx) -> None:
         closed = None
     for k in component:
         needed[k] = valid[k] if closed is None else closed[k]
+    if closed is not None:
+        _simplified(component, edges, needed, valid)
 
 
 def _closure(component, edges, needed, ctx) -> dict | None:

@@ -278,3 +278,41 @@ def test_a_recurrence_read_at_its_end_uses_the_transitive_closure_or_falls_back(
         np.testing.assert_allclose(exe.run({"T": T}, {"x": x})["s"], evaluate(STRIDE, {"T": T}, {"x": x})["s"],
                                    rtol=1e-6)
         check_schedule(exe, {"T": T})
+
+
+def test_needed_points_of_a_backward_recurrence_with_a_modular_case_stay_simple():
+    """Fuzz finding F2: isl's transitive closure of a backward recurrence with
+    a `% 3` case returned needed sets of ~25 pieces and ~300 existentials; the
+    dependences computed from them then ran for minutes or overflowed isl's
+    stack (a segmentation fault). Complex needed sets are replaced by their
+    simple hull within the valid domain (lowering/needed.py), still closed
+    under the reads, so the schedule runs every point the reference needs."""
+    import islpy as isl
+
+    with td.Program("f2") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(2,), dtype="int64", domain=(t,))
+        s = td.recurrent(shape=(), dtype="int64", domain=(t,))
+        s[T - 1] = 1
+        s[t - 1, (t - 1) % 3 == 0] = (s - x).sum()
+        s[t - 1] = (s - s) % 7
+        y = td.recurrent(shape=(), dtype="int64", domain=(t,))
+        y[0] = s[0]
+        y[t] = y[t - 1] + y[0:t].amin(0)
+        p.output("y", y)                 # s is needed only through y[0] = s[0]
+    exe = p.compile(backend="numpy").compiled
+    for k, d in exe.sched.domains.items():
+        pieces = d.n_basic_set()
+        divs = sum(b.dim(isl.dim_type.div) for b in d.get_basic_sets())
+        assert pieces <= 8 and divs <= 8, (exe.graph.nodes[k].label, str(d)[:300])
+    for T in (1, 2, 4, 7):
+        xs = (np.arange(2 * T).reshape(T, 2) - 3).astype(np.int64)
+        s_ref = np.zeros(T, np.int64)
+        s_ref[T - 1] = 1
+        for k in range(T - 2, -1, -1):
+            s_ref[k] = 0 if k % 3 else int((s_ref[k + 1] - xs[k + 1]).sum())
+        y_ref = np.zeros(T, np.int64)
+        y_ref[0] = s_ref[0]
+        for k in range(1, T):
+            y_ref[k] = y_ref[k - 1] + y_ref[:k].min()
+        assert_same(run_all(p, {"T": T}, {"x": xs}), {"y": y_ref})

@@ -155,7 +155,7 @@ class Evaluator:
             return xp.asarray(self.frozen.at(n.id, env)), 1.0
         if op == "input":
             v = self.inputs[f"x{n.id}"]
-            return (v[tuple(env[d] for d in n.domain)] if n.domain else v), 1.0
+            return self._finish(n, v[tuple(env[d] for d in n.domain)] if n.domain else v, 1.0)
         if op == "param":
             return self.params[at["name"]], 1.0
         if op == "symbol":
@@ -178,7 +178,8 @@ class Evaluator:
             return (out if isinstance(out, tuple) else (out,)), mag
         if op == "udfo":
             v = args[0][at["index"]]
-            return self.conv(v, n.dtype, "float64" if np.asarray(v).dtype.kind == "f" else None, mag), mag
+            return self._finish(n, self.conv(v, n.dtype, "float64" if np.asarray(v).dtype.kind == "f" else None,
+                                             mag), mag)
         if op == "unary":
             v = self._unary(at["kind"], args[0], pr, mag)
         elif op == "binary":
