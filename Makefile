@@ -16,13 +16,8 @@ install:
 lit:
 	$(PYTHON) -c "import sys, lit.main; sys.argv[0] = 'lit'; lit.main.main()" -sv test/lit
 
-# The random-program generator runs in its own process: in one process after the
-# rest of the suite, isl crashed (segmentation fault in lowering/polyhedral.py's
-# validity) on a fuzz program that passes when the fuzz suite runs alone. That
-# crash is open (see the issue notes); the isolation keeps CI meaningful meanwhile.
 pytest:
-	$(PYTHON) -m pytest -q test/py --ignore=test/py/fuzz
-	$(PYTHON) -m pytest -q test/py/fuzz
+	$(PYTHON) -m pytest -q test/py
 
 # All tests: lit fixtures, then pytest (whose summary line closes the run).
 test: install lit pytest

@@ -29,7 +29,7 @@ from .hostgen import HELPERS, host_source
 from .launchers import LauncherGen, store_name
 from ..run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
 from .opdecode import DTYPES, decode
-from .stores import ArrayStore, PointStore, bucket, make_store
+from .stores import ArrayStore, Padded, PointStore, bucket, make_store, unpad
 
 __all__ = ["compile_sdg", "Executable"]
 
@@ -77,6 +77,7 @@ class Executable:
                          if k not in inputs]
             program, self.bound_names = host_source(root, run_function_name(graph), inputs)
         self.host_nodes = sorted(gen.host_nodes)
+        self.padded_nodes = sorted(gen.padded)      # run as padded kernels (padded.py)
         self.source = "\n".join(launchers) + "\n" + program
         self.ns = self._namespace(gen)
         exec(compile(self.source, f"<tidal program @{graph.name}>", "exec"), self.ns)  # noqa: S102
@@ -128,7 +129,7 @@ class Executable:
     def _namespace(self, gen: LauncherGen) -> dict:
         ns = dict(HELPERS)
         ns.update(_np=np, _slice=slice, _bucket=bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
-                  _udf=self._call_udf, _own=_own, _C=self._counts,
+                  _udf=self._call_udf, _own=_own, _C=self._counts, _Padded=Padded, _unpad=unpad,
                   _d2h=self._device_to_host, _h2d=self._host_to_device)
         for k, d in self.opdefs.items():
             ns[f"_F{k}"] = d.fn

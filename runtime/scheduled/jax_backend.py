@@ -56,6 +56,11 @@ class LazyOperand:
     shape: tuple = ()
     self_read: bool = False        # the operand's buffer is the output buffer
     identity: object = None        # padding value for "varying" axes
+    # "padded" (a stores.Padded value: array + valid length) and "shifted" lazy
+    # axes (valid elements first): the padded axis of the value, and whether the
+    # kernel masks it with `identity` (it reduces or contracts it) or keeps it.
+    pad_axis: int = 0
+    mask: bool = False
 
 
 @dataclass
@@ -95,16 +100,26 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
                 args.append(jnp.asarray(leaves[pos]))
                 pos += 1
                 continue
+            if spec.kind == "padded":
+                x, n = jnp.asarray(leaves[pos]), leaves[pos + 1]
+                pos += 2
+                args.append(_mask(x, spec.pad_axis, n, spec.identity) if spec.mask else x)
+                continue
             if spec.self_read:
                 buf = out_buf
             else:
                 buf, pos = leaves[pos], pos + 1
             starts = list(leaves[pos:pos + len(spec.axes)])
             pos += len(spec.axes)
-            sizes = []
-            for ax in spec.axes:
+            sizes, shifted = [], []
+            for i, ax in enumerate(spec.axes):
                 if ax == "point":
                     sizes.append(1)
+                elif ax == "shifted":      # the whole axis, gathered from the start below
+                    shifted.append((starts[i], static[spos]))
+                    starts[i] = 0
+                    sizes.append(buf.shape[i])
+                    spos += 1
                 else:
                     sizes.append(static[spos])
                     spos += 1
@@ -115,6 +130,14 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
             for ax in spec.axes:
                 if ax == "point":
                     continue
+                if ax == "shifted":        # x[j'] = buf[start + j'] for j' < n, valid part first
+                    start, cap = shifted.pop(0)
+                    idx = jnp.clip(start + jnp.arange(cap, dtype=jnp.int32), 0, x.shape[j] - 1)
+                    x = jnp.take(x, idx, axis=j)
+                    n = leaves[pos]
+                    pos += 1
+                    if spec.mask:
+                        x = _mask(x, j, n, spec.identity)
                 if ax == "varying":
                     lo, n = leaves[pos], leaves[pos + 1]
                     pos += 2
@@ -141,6 +164,12 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
         return out_buf
 
     return jax.jit(impl, static_argnums=0, donate_argnums=(1,) if out.inplace else ())
+
+
+def _mask(x, axis: int, n, identity):
+    """`x` with the elements at positions >= n along `axis` replaced by `identity`."""
+    iota = lax.broadcasted_iota(jnp.int32, x.shape, axis)
+    return jnp.where(iota < n, x, jnp.asarray(identity, dtype=x.dtype))
 
 
 def mask_identity(opdef: OpDef) -> object | None:

@@ -55,6 +55,10 @@ class LauncherGen:
         self.kernels: dict[str, tuple] = {}      # name -> (opdef, operand specs, out spec, fn)
         self.host_nodes: set[int] = set()         # nodes launched on the host
         self._tmp = 0
+        from .jax_backend import mask_identity
+        from .padded import plan_padded
+        self.padded = plan_padded(graph, plans, opdefs, self.host_values, mask_identity) \
+            if backend == "jax" else {}           # node -> PaddedNode (padded.py)
 
     # -- expressions ---------------------------------------------------------------------
     def code(self, e, node: Node) -> str:
@@ -86,7 +90,9 @@ class LauncherGen:
         comps = list(edge.dep)
         points = all(c.kind != "slice" for c in comps)
         if plan.kind == "point" and points:
-            return f"{name}.data[{self.point_slot(plan, [self.code(c, node) for c in comps])}]"
+            value = f"{name}.data[{self.point_slot(plan, [self.code(c, node) for c in comps])}]"
+            padded = edge.source in self.padded and self.padded[edge.source].out_axis is not None
+            return f"_unpad({value})" if padded else value
         if plan.kind != "point" and self.backend == "numpy" and all(
                 c.kind != "slice" or c.step == 1 for c in comps):
             idx = []
@@ -319,6 +325,9 @@ class LauncherGen:
             lines.append(f"        raise RuntimeError('no branch of {node.label} holds')")
         elif opdef.kind == "output":
             self.move(node, opdef, node.edges[0], f"_K{k}", pad, lines)
+        elif k in self.padded:
+            from .padded import padded_call
+            padded_call(self, node, opdef, self.padded[k], f"_K{k}", pad, lines)
         elif not self.jit_call(node, opdef, node.edges, f"_K{k}", pad, lines):
             self.host_call(node, opdef, node.edges, pad, lines)
         point = "(" + "".join(s + ", " for s in node.domain) + ")"

@@ -152,9 +152,11 @@ def decode(node: Node, graph: Graph) -> OpDef:
             one(lambda xp, a, sv: K.random(xp, dist, seed, sv["point"], _shape(sv, nshape), dtype))
     elif kind == "permute":
         perm = list(ir.DenseI64ArrayAttr(op.attributes["perm"]))
+        d.attrs["perm"] = perm
         one(lambda xp, a, sv: K.permute(xp, perm, a[0], dtype))
     elif kind in ("squeeze", "unsqueeze", "flip", "concat", "index_select", "gather", "scatter_add"):
         dim = _int(op, "dim")
+        d.attrs["dim"] = dim
         if kind == "concat":
             one(lambda xp, a, sv: K.concat(xp, dim, a, dtype))
         else:

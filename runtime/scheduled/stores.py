@@ -24,13 +24,39 @@ import numpy as np
 
 from tidal.lowering.storage import StorePlan
 
-__all__ = ["bucket", "PointStore", "ArrayStore", "make_store"]
+__all__ = ["bucket", "Padded", "unpad", "PointStore", "ArrayStore", "make_store"]
 
 
 def bucket(n: int) -> int:
     """The power of two >= n (at least 1): padded sizes, so a size that grows
     with the point compiles O(log n) times, not once per point."""
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+class Padded:
+    """A point value whose size along `axis` varies with the point (`k[0:t + 1]`
+    scores), kept on the device at a fixed capacity (`bucket(n)`) with its
+    valid length `n`: the kernels that consume it compile once per capacity,
+    not once per point (see padded.py). Host readers see `crop()`."""
+
+    __slots__ = ("arr", "n", "axis")
+
+    def __init__(self, arr, n: int, axis: int):
+        self.arr, self.n, self.axis = arr, int(n), axis
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.arr.size) * self.arr.dtype.itemsize
+
+    def crop(self):
+        index = [slice(None)] * self.arr.ndim
+        index[self.axis] = slice(0, self.n)
+        return self.arr[tuple(index)]
+
+
+def unpad(value):
+    """The exact value of a point store entry (a `Padded` one cropped)."""
+    return value.crop() if isinstance(value, Padded) else value
 
 
 class PointStore:
@@ -48,7 +74,7 @@ class PointStore:
         self.data[self.slot(point)] = value
 
     def get(self, point: Sequence[int]) -> Any:
-        return self.data[self.slot(point)]
+        return unpad(self.data[self.slot(point)])
 
     def read(self, coords: Sequence, shape: Sequence[int] | None = None, dtype=None) -> Any:
         """Value at `coords` (ints and slices): slices stack their points."""

@@ -1,0 +1,249 @@
+"""Padded values: point-varying sizes on the device without a compile per point.
+
+In attention over a growing cache the scores `K[0:t + 1] @ q` have t + 1
+elements at step t, and so do the softmax ops after them. Kept at their exact
+size, each op compiled once per t (3,500 XLA compilations for a T=256 decode)
+or ran on the host. Here such a value is a `stores.Padded`: an array whose
+varying axis has the capacity `bucket(n)` (a power of two) and a valid length
+`n`, valid elements first. Kernels compute on the whole capacity (what lies
+past `n` is never read as a result) and mask only where the varying axis is
+reduced or contracted, with the reduction's identity (0 for sum and matmul,
+-inf for max), so each op compiles once per capacity: O(log T) compilations.
+
+`plan_padded` decides, before any launcher is written, which nodes run as
+padded kernels (`PaddedNode`): a jitted unary, binary, where, cast, reduce or
+matmul on the jax backend whose operands are static, padded, or a slice of
+an array store with one point-varying axis (read "shifted": gathered from
+its start, so its valid part comes first like a padded value's), with at
+most one varying axis, and where every varying operand axis either becomes
+the result's varying axis (elementwise and broadcast axes, kept axes of a
+reduction, the free axes of a matmul) or is reduced/contracted by an op with
+an identity. Everything else keeps the unpadded path (launchers.py); a host
+reader of a padded value sees it cropped (`stores.unpad`). At run time a
+padded result checks that its operands' valid lengths equal its own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tidal.lowering.graph import Graph, Node
+from tidal.symbolic import parse, slice_size
+
+from .opdecode import OpDef
+
+__all__ = ["PaddedNode", "plan_padded", "padded_call"]
+
+KINDS = ("unary", "binary", "where", "cast", "reduce", "matmul", "permute", "unsqueeze", "squeeze")
+
+
+@dataclass
+class Operand:
+    kind: str                 # "static", "padded" (a padded producer) or "shifted" (a varying slice)
+    rank: int                 # rank of the value the op receives
+    axis: int | None = None   # its varying axis
+    to: int | None = None     # the result axis it becomes; None: reduced or contracted
+
+
+@dataclass
+class PaddedNode:
+    out_axis: int | None      # the result's varying axis (None: the result is not padded)
+    operands: list[Operand] = field(default_factory=list)
+
+
+def _has_steps(e) -> bool:
+    return any(s.role == "step" for s in e.free_symbols)
+
+
+def _varying_axes(graph: Graph, shape: list[str]) -> list[int]:
+    return [i for i, t in enumerate(shape) if _has_steps(parse(t, dims=graph.dims))]
+
+
+def _operand(graph: Graph, plans, padded: dict, edge) -> Operand | None:
+    src = graph.nodes[edge.source]
+    comps = list(edge.dep)
+    shape = src.result_shapes[edge.result]
+    if edge.source in padded and padded[edge.source].out_axis is not None:
+        if edge.result != 0 or any(c.kind == "slice" for c in comps):
+            return None
+        return Operand("padded", len(shape), padded[edge.source].out_axis)
+    plan = plans.get((edge.source, edge.result))
+    if plan is None or _varying_axes(graph, shape):
+        return None
+    if plan.kind == "point":
+        return None if any(c.kind == "slice" for c in comps) else Operand("static", len(shape))
+    if not plan.static_shape or any(c.kind == "slice" and c.step != 1 for c in comps):
+        return None
+    kept = [c for c in comps if c.kind == "slice"]
+    varying = [j for j, c in enumerate(kept) if _has_steps(slice_size(c))]
+    if len(varying) > 1:
+        return None
+    rank = len(kept) + len(shape)
+    return Operand("shifted", rank, varying[0]) if varying else Operand("static", rank)
+
+
+def _route(opdef: OpDef, operands: list[Operand], rank: int) -> bool:
+    """Sets `to` of each varying operand; False if a varying axis cannot be padded."""
+    for number, o in enumerate(operands):
+        if o.axis is None:
+            continue
+        if opdef.kind in ("unary", "cast", "binary", "where"):
+            o.to = o.axis + rank - o.rank
+        elif opdef.kind == "permute":
+            o.to = [p % o.rank for p in opdef.attrs["perm"]].index(o.axis)
+        elif opdef.kind == "unsqueeze":
+            dim = opdef.attrs["dim"] % rank
+            o.to = o.axis if o.axis < dim else o.axis + 1
+        elif opdef.kind == "squeeze":
+            dim = opdef.attrs["dim"] % o.rank
+            if dim == o.axis:
+                return False
+            o.to = o.axis if o.axis < dim else o.axis - 1
+        elif opdef.kind == "reduce":
+            dims = [d % o.rank for d in opdef.attrs["dims"]]
+            if o.axis in dims:
+                o.to = None
+            else:
+                o.to = o.axis if opdef.attrs["keepdim"] else o.axis - sum(d < o.axis for d in dims)
+        else:   # matmul
+            other = operands[1 - number].rank
+            if number == 0:
+                contracted = o.axis == o.rank - 1
+                free = o.rank >= 2 and o.axis == o.rank - 2
+                to = rank - 2 if other >= 2 else rank - 1
+            else:
+                contracted = o.axis == (0 if o.rank == 1 else o.rank - 2)
+                free = o.rank >= 2 and o.axis == o.rank - 1
+                to = rank - 1
+            if not (contracted or free):
+                return False
+            o.to = None if contracted else to
+    return True
+
+
+def plan_padded(graph: Graph, plans, opdefs: dict[int, OpDef], host_values: set,
+                identity_of) -> dict[int, PaddedNode]:
+    """The nodes that run as padded kernels (see the module docstring), in
+    index order so that producers are decided before their readers (a
+    reader of a later node, in a cycle, sees it unpadded)."""
+    padded: dict[int, PaddedNode] = {}
+    for k in sorted(opdefs):
+        node, opdef = graph.nodes[k], opdefs[k]
+        if opdef.kind not in KINDS or len(node.result_shapes) != 1:   # (jit_ok is False for varying shapes)
+            continue
+        if (k, 0) in host_values or any((e.source, e.result) in host_values for e in node.edges):
+            continue
+        if any(e.source >= k for e in node.edges):
+            continue
+        out = _varying_axes(graph, node.result_shapes[0])
+        if len(out) > 1:
+            continue
+        operands = [_operand(graph, plans, padded, e) for e in node.edges]
+        if any(o is None for o in operands) or not any(o.kind == "padded" for o in operands) and not out:
+            continue
+        if not _route(opdef, operands, len(node.result_shapes[0])):
+            continue
+        routed = {o.to for o in operands if o.axis is not None and o.to is not None}
+        if routed != set(out):
+            continue
+        if any(o.axis is not None and o.to is None for o in operands) and identity_of(opdef) is None:
+            continue
+        padded[k] = PaddedNode(out[0] if out else None, operands)
+    return padded
+
+
+def _guard(node: Node, opdef: OpDef, n: str, empty_shape: str) -> list[str]:
+    """A reduction without a value on an empty input (max, argmax, ...) over a
+    varying axis of length 0 raises the host kernel's error, as unpadded."""
+    from .launchers import EMPTY_OK
+    if opdef.kind != "reduce" or opdef.attrs["reduce_kind"] in EMPTY_OK:
+        return []
+    return [f"if {n} == 0:",
+            "    from tidal.runtime.scheduled.launchers import empty_reduction",
+            f"    empty_reduction(_F{node.index}, {empty_shape}, {opdef.attrs['reduce_kind']!r})"]
+
+
+def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad: str,
+                lines: list) -> None:
+    """Emits the launch of a padded kernel (`gen`: the LauncherGen)."""
+    from .jax_backend import LazyOperand, OutSpec, mask_identity
+    from .launchers import store_name
+    identity = mask_identity(opdef)
+    leaves, statics, pre, specs, lengths = [], [], [], [], []
+    for edge, o in zip(node.edges, info.operands):
+        name = store_name(edge.source, edge.result)
+        plan = gen.plan(edge.source, edge.result)
+        mask = o.axis is not None and o.to is None
+        if o.kind == "padded":
+            p = gen.tmp("p")
+            pre.append(f"{p} = {name}.data[{gen.point_slot(plan, [gen.code(c, node) for c in edge.dep])}]")
+            leaves += [f"{p}.arr", f"{p}.n"]
+            specs.append(LazyOperand("padded", pad_axis=o.axis, mask=mask, identity=identity))
+            if o.to is not None:
+                lengths.append(f"{p}.n")
+            elif mask:
+                pre += _guard(node, opdef, f"{p}.n", f"{p}.arr.shape[:{o.axis}] + (0,) + {p}.arr.shape[{o.axis + 1}:]")
+            continue
+        if plan.kind == "point":
+            leaves.append(f"_h2d({gen.host_read(node, edge, pre)})")
+            specs.append(LazyOperand("value"))
+            continue
+        src = gen.graph.nodes[edge.source]
+        spec = LazyOperand("lazy", [], tuple(int(s) for s in src.result_shapes[edge.result]),
+                           identity=identity, mask=mask)
+        leaves.append(f"{name}.buf")
+        tail, sizes = [], []
+        for axis, c in enumerate(edge.dep):
+            if c.kind != "slice":
+                spec.axes.append("point")
+                leaves.append(gen.slot(plan, axis, gen.code(c, node)))
+                continue
+            a = gen.tmp("a")
+            pre.append(f"{a} = {gen.code(c.start, node)}")
+            start = a if plan.axes[axis].mode == "block" else f"{a} % {plan.axes[axis].size}"
+            size = slice_size(c)
+            if not _has_steps(size):
+                spec.axes.append("fixed")
+                leaves.append(start)
+                statics.append(gen.code(size, node))
+                sizes.append(statics[-1])
+                continue
+            n = gen.tmp("n")
+            pre.append(f"{n} = _max(0, {gen.code(c.stop, node)} - {a})")
+            spec.axes.append("shifted")
+            leaves.append(start)
+            statics.append(f"_bucket({n})")
+            tail.append(n)
+            sizes.append("0")
+            if o.to is not None:
+                lengths.append(n)
+            elif mask:
+                shape = "(" + "".join(f"{x}, " for x in sizes + [str(d) for d in spec.shape]) + ")"
+                pre += _guard(node, opdef, n, shape)
+        leaves += tail
+        specs.append(spec)
+    leaves += [gen.code(e, node) for n_, e in opdef.scalars if n_ in opdef.dynamic_scalars]
+    statics += [gen.code(e, node) for n_, e in opdef.scalars if n_ in opdef.static_scalars]
+    plan = gen.plan(node.index, 0)
+    out_name = store_name(node.index)
+    static = "(" + "".join(s + ", " for s in statics) + ")"
+    lines += [pad + p for p in pre]
+    if info.out_axis is not None:
+        n_out = gen.tmp("n")
+        size = parse(node.result_shapes[0][info.out_axis], dims=gen.graph.dims)
+        lines.append(f"{pad}{n_out} = {gen.code(size, node)}")
+        for n in lengths:
+            lines.append(f"{pad}if {n} != {n_out}: raise RuntimeError("
+                         f"'padded lengths disagree: ' + str(({n}, {n_out})))")
+        gen.kernels[kname] = (opdef, specs, OutSpec(False))
+        lines.append(f"{pad}_C[0] += 1; {out_name}.data[{gen.point_slot(plan, list(node.domain))}] = "
+                     f"_Padded({kname}({', '.join([static] + leaves)}), {n_out}, {info.out_axis})")
+        return
+    inplace = plan.kind != "point"
+    window = next(((i, a.size) for i, a in enumerate(plan.axes) if a.mode == "window"), (None, 0))
+    gen.kernels[kname] = (opdef, specs, OutSpec(inplace, len(plan.axes), window[0], window[1]))
+    if inplace:
+        slots = [gen.slot(plan, i, s) for i, s in enumerate(node.domain)]
+        lines.append(f"{pad}_C[0] += 1; {out_name}.buf = {kname}({', '.join([static, f'{out_name}.buf'] + slots + leaves)})")
+    else:
+        lines.append(f"{pad}_C[0] += 1; {out_name}.data[{gen.point_slot(plan, list(node.domain))}] = "
+                     f"{kname}({', '.join([static] + leaves)})")

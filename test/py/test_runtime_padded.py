@@ -1,0 +1,96 @@
+"""Padded values (runtime/scheduled/padded.py): a value whose size varies with
+the point (attention scores over `k[0:t + 1]`) runs on the device at a
+power-of-two capacity with its valid length, so its kernels compile once per
+capacity (O(log T)), not once per t, and give the reference's results.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import tidal as td
+from tidal.runtime.reference import EvaluationError
+
+
+def attention(pattern: str, w: int = 3):
+    with td.Program("padded_attention") as p:
+        (t, T), = p.dims("t")
+        q = td.input("q", shape=(2, 4), domain=(t,))
+        k = td.input("k", shape=(2, 4), domain=(t,))
+        v = td.input("v", shape=(2, 4), domain=(t,))
+        lo = 0 if pattern == "causal" else td.max(0, t - w + 1)
+        keys = k[lo:t + 1].permute(1, 0, 2)                       # (2, n, 4)
+        vals = v[lo:t + 1].permute(1, 0, 2)
+        scores = td.matmul(keys, q.unsqueeze(-1)).squeeze(-1) * 0.5   # (2, n)
+        e = td.exp(scores - scores.amax(-1, keepdim=True))
+        att = e / e.sum(-1, keepdim=True)
+        p.output("o", td.matmul(att.unsqueeze(1), vals).squeeze(1))  # (2, 4)
+        p.output("m", scores.amax(-1))
+    return p
+
+
+def numpy_attention(q, k, v, pattern, w=3):
+    out, mx = [], []
+    for t in range(len(q)):
+        lo = 0 if pattern == "causal" else max(0, t - w + 1)
+        keys, vals = k[lo:t + 1].transpose(1, 0, 2), v[lo:t + 1].transpose(1, 0, 2)
+        s = np.einsum("hnd,hd->hn", keys, q[t]) * 0.5
+        e = np.exp(s - s.max(-1, keepdims=True))
+        att = e / e.sum(-1, keepdims=True)
+        out.append(np.einsum("hn,hnd->hd", att, vals))
+        mx.append(s.max(-1))
+    return np.array(out), np.array(mx)
+
+
+def inputs(T, seed=0):
+    rng = np.random.default_rng(seed)
+    return {n: rng.normal(size=(T, 2, 4)).astype(np.float32) for n in "qkv"}
+
+
+@pytest.mark.parametrize("pattern", ["causal", "window"])
+@pytest.mark.parametrize("backend", ["reference", "numpy", "jax"])
+def test_attention_over_a_growing_prefix_matches_numpy(pattern, backend):
+    exe = attention(pattern).compile(backend=backend)
+    for T in (1, 2, 5, 9):
+        x = inputs(T, seed=T)
+        out = exe.run(bounds={"T": T}, inputs=x)
+        o, m = numpy_attention(x["q"], x["k"], x["v"], pattern)
+        np.testing.assert_allclose(np.asarray(out["o"]), o, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(out["m"]), m, rtol=1e-5, atol=1e-6)
+
+
+def test_padded_kernels_compile_once_per_capacity_not_once_per_step():
+    exe = attention("causal").compile(backend="jax")
+    T = 40
+    exe.run(bounds={"T": T}, inputs=inputs(T))
+    counts = exe.compiled._compile_counts
+    padded = [f"padded_attention_K{k}" for k in exe.compiled.padded_nodes]
+    assert len(padded) >= 6, exe.compiled.source        # the scores and softmax ops run padded
+    capacities = math.ceil(math.log2(T)) + 1            # 1, 2, 4, ..., 64
+    for name in padded:
+        assert counts.get(name, 0) <= capacities, (name, counts)
+    assert sum(counts.values()) <= 2 * capacities * len(padded) + 20, counts
+    stats = exe.stats()
+    assert stats["host_ops"] == 0, exe.compiled.source   # nothing of the attention runs on the host
+
+
+def test_an_empty_padded_max_is_an_error_on_every_backend():
+    with td.Program("padded_empty") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(), domain=(t,))
+        p.output("m", (x[0:t] * 2.0).amax(0))          # empty at t = 0
+    for backend in ("reference", "numpy", "jax"):
+        with pytest.raises(EvaluationError, match="empty"):
+            p.compile(backend=backend).run(bounds={"T": 3}, inputs={"x": np.arange(3, dtype=np.float32)})
+
+
+def test_a_padded_sum_over_an_empty_prefix_is_zero():
+    with td.Program("padded_sum") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(), domain=(t,))
+        p.output("s", (x[0:t] * 2.0).sum(0))
+    x = np.arange(1, 6, dtype=np.float32)
+    expected = [2 * x[:t].sum() for t in range(5)]
+    for backend in ("reference", "numpy", "jax"):
+        out = p.compile(backend=backend).run(bounds={"T": 5}, inputs={"x": x})
+        np.testing.assert_allclose(np.asarray(out["s"]), expected)
