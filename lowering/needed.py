@@ -125,13 +125,16 @@ def _simple(s: isl.Set, valid: isl.Set) -> isl.Set:
 
 def _simplified(component, edges, needed, valid) -> None:
     """Replaces the complex needed sets of a cycle by simple hulls if the
-    result is still closed under the reads inside the cycle (else keeps them)."""
+    result is still closed under the reads inside the cycle, else by the
+    valid domains (closed by definition): complex sets made isl's later
+    steps run for minutes or fail (F2, F5)."""
     if not any(_is_complex(needed[k]) for k in component):
         return
     simple = {k: _simple(needed[k], valid[k]) for k in component}
     for k in component:
         for source, m in edges[k]:
             if not simple[k].apply(m).is_subset(simple[source]):
+                needed.update({k: valid[k] for k in component})
                 return
     needed.update(simple)
 

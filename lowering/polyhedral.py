@@ -40,12 +40,22 @@ from tidal.symbolic.isl_bridge import dependence_map, domain_set, isl_name
 
 from .graph import Graph, GraphError, Node
 
-__all__ = ["Polyhedral", "statement_name", "NotConverged", "UnsupportedDependenceError", "BOX"]
+__all__ = ["Polyhedral", "coalesced", "statement_name", "NotConverged", "UnsupportedDependenceError", "BOX"]
 
 # Dependence distances beyond this are "unbounded" (they grow with a bound).
 BOX = 1 << 20
 # isl operations the transitive closure of the valid-domain fallback may take.
 CLOSURE_OPERATIONS = 2_000_000
+
+
+def coalesced(obj):
+    """`obj.coalesce()`, or `obj` itself when isl's coalescing fails (it is a
+    simplification: isl 0.27 reported "original tableau does not correspond
+    to original basic map" on a dependence of a fuzz program, F5)."""
+    try:
+        return obj.coalesce()
+    except isl.Error:
+        return obj
 
 
 def statement_name(index: int) -> str:
@@ -257,8 +267,8 @@ class Polyhedral:
                 sink = valid[k]
                 if node.name == "sdg.merge":
                     sink = sink.intersect(self.regions[k][number])
-                m = read.intersect_domain(sink).intersect_range(valid[edge.source])
-                out.append((k, number, m.reverse().coalesce()))
+                m = read.intersect_domain(sink).intersect_range(valid[edge.source]).reverse()
+                out.append((k, number, coalesced(m)))
         return out
 
     def embedding(self, index: int) -> isl.Map:

@@ -45,3 +45,79 @@ def test_f1_dead_max_over_an_empty_window():
         p.output("o", x * 2.0)
     x = np.array([1.0, 2.0], np.float32)
     assert_all(run_everywhere(p, {"T": 2}, {"x": x}), "o", x * 2.0)
+
+
+def test_f5_needed_sets_of_two_modular_recurrences_compile():
+    """Fuzz finding F5 (5,000-program run, program ~950): the needed sets of
+    two recurrences with `t % 3 == 0` cases had 15 pieces and 25
+    existentials; isl's coalesce of a dependence built on them failed
+    ("original tableau does not correspond to original basic map"), and
+    without coalescing the store planning ran for minutes. A cycle whose
+    simple hulls are not closed now keeps its valid domains (needed.py), and
+    a failed coalesce keeps the map as it is (polyhedral.coalesced)."""
+    with td.Program("f5") as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        n0 = td.input("x0", shape=(3,), dtype="float32", domain=(t,))
+        n1 = td.recurrent(shape=(), dtype="int32", domain=(i, t))
+        n2 = n0 * 2.0
+        n3 = n2.astype("int32")
+        n4 = td.square(n3)
+        n5 = n4.sum()
+        n6 = n5.astype("int32")
+        n1[t >= 2] = n6
+        n7 = n0 * 2.0
+        n8 = n7.astype("int64")
+        n9 = n8.sum()
+        n10 = n9.astype("int32")
+        n1[i, t] = n10
+        n11 = td.recurrent(shape=(), dtype="float32", domain=(t,))
+        n12 = td.recurrent(shape=(2,), dtype="float32", domain=(t,))
+        n11[0] = 0.5
+        n11[1] = 0.5
+        n11[2] = 0.5
+        n12[0] = 0.5
+        n12[1] = 0.5
+        n12[2] = 0.5
+        n13 = n12[t - 2]
+        n14 = n11[t - 3]
+        n15 = n11[t - 2]
+        n16 = n11[t - 1]
+        n17 = n11[td.max(0, t - 2):t]
+        n18 = n17.amax(0)
+        n19 = n16 - n15
+        n11[t, t % 3 == 0] = n19
+        n20 = td.maximum(n15, -1.25)
+        n21 = n14 * n20
+        n22 = td.sin(n21)
+        n11[t] = n22
+        n23 = n11[t - 3]
+        n24 = n12[t - 3]
+        n25 = n12[t - 2]
+        n26 = n12[t - 1]
+        n27 = n23 < 0.3
+        n28 = n23 * -0.5
+        n29 = td.where(n27, n23, n28)
+        n12[t, t % 3 == 0] = n29
+        n30 = td.flip(n26, 0)
+        n31 = n24 + n30
+        n32 = td.sin(n31)
+        n12[t] = n32
+        n33 = td.bernoulli(3, domain=(), seed=1)
+        n34 = td.symbol(i)
+        n35 = n34.astype("float64")
+        n36 = td.recurrent(shape=(2, 3), dtype="float64", domain=(t,))
+        n37 = n11 < 0.3
+        n38 = td.where(n37, n11, n11)
+        n39 = n38.astype("float64")
+        n36[t == T - 1] = n39
+        n40 = n33.astype("float64")
+        n36[t] = n40
+        n41 = td.randn(3, domain=(i,), dtype="float64", seed=2)
+        n42 = n36[td.max(0, t - 1):t + 1]
+        n43 = n42.discounted_sum(0.9, dim=0)
+        p.output("o0", n43)
+    outs = {}
+    for bounds in ({"I": 1, "T": 1}, {"I": 2, "T": 2}, {"I": 3, "T": 5}):
+        x0 = np.random.default_rng(0).normal(size=(bounds["T"], 3)).astype(np.float32)
+        outs = run_everywhere(p, bounds, {"x0": x0})
+        assert_all(outs, "o0", np.asarray(outs["reference"]["o0"]), rtol=1e-6)
