@@ -141,3 +141,41 @@ def test_f6_a_reader_moved_after_a_later_write_of_a_ring_slot():
         p.output("o", m[T - 2])
     xv = np.array([[0, 3, 0], [-2, 3, -1], [1, 0, -4], [2, -3, -3]], dtype="int32")
     assert_all(run_everywhere(p, {"T": 4}, {"x": xv}), "o", -3.5)
+
+
+@pytest.mark.xfail(strict=True, reason="F7 (open): td.grad of a recurrence with a % 3 case and a "
+                                       "self-window sibling: the valid-domain fixpoint does not converge")
+def test_f7_gradient_of_two_recurrences_with_a_modular_case_compiles():
+    """Fuzz finding F7 (open), as the fuzzer shrank it: the scheduled backends
+    refuse the program at compile time ("the computable points of
+    '%2 = sdg.merge' do not converge"); the reference runs it."""
+    PARAMS = {"W7": np.array([[0.0, 0.15000000596046448, -0.14000000059604645], [-0.44999998807907104, -0.23000000417232513, -0.5], [0.029999999329447746, 0.6700000166893005, -0.25]], dtype="float32"), "W11": np.array([[0.019999999552965164, 0.6800000071525574, 0.6100000143051147], [-0.25999999046325684, -0.15000000596046448, -0.25999999046325684], [0.2800000011920929, -0.029999999329447746, 0.3700000047683716]], dtype="float32")}
+    with td.Program("f7") as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        n0 = td.input("x0", shape=(), dtype="bool", domain=(t,))
+        n1 = n0[1]
+        n2 = td.recurrent(shape=(3,), dtype="float32", domain=(i,))
+        n3 = td.recurrent(shape=(3,), dtype="float32", domain=(i,))
+        n2[0] = 0.5
+        n4 = n1.astype("float64")
+        n3[0] = n4
+        n5 = n2[td.max(0, i - 1):i + 1]
+        n6 = n5.sum(0)
+        n7 = td.param("W7", PARAMS["W7"])
+        n8 = n2 @ n7
+        n9 = n8 + n6
+        n10 = td.tanh(n9)
+        n2[i + 1] = n10
+        n11 = td.param("W11", PARAMS["W11"])
+        n12 = n3 @ n11
+        n3[i + 1, (i + 1) % 3 == 0] = n3
+        n13 = n12 + n3
+        n14 = td.tanh(n13)
+        n3[i + 1] = n14
+        p.output("o0", n3)
+        p.output("oc", n2[i % 2 == 0])
+        g0_, = td.grad(n3.sum(), [n11]); p.output("g0", g0_)
+    x0 = np.array([True, False, True])
+    outs = run_everywhere(p, {"I": 2, "T": 3}, {"x0": x0})
+    for name in ("o0", "g0"):
+        assert_all(outs, name, np.asarray(outs["reference"][name]), rtol=1e-5)
