@@ -170,6 +170,30 @@ def _configure(ctx: isl.Context, options: ScheduleOptions) -> None:
     ctx.set_schedule_whole_component(1 if options.whole_component else 0)
 
 
+def _sequential(schedule: isl.Schedule) -> isl.Schedule:
+    """Every `set` node (children in any order) becomes a `sequence` in the
+    order of its children, the order `schedule_map()` gives them. The store
+    plans are checked against that map; isl's AST generator may order a
+    set's children otherwise, and did: a reader of a ring slot ran after the
+    slot was written again (fuzz finding F6)."""
+    failures = []
+
+    def serialize(node):
+        try:
+            if node.get_type() == isl.schedule_node_type.set:
+                filters = isl.UnionSetList.alloc(node.get_ctx(), node.n_children())
+                for i in range(node.n_children()):
+                    filters = filters.add(node.child(i).filter_get_filter())
+                node = node.insert_sequence(filters)
+        except Exception as e:  # noqa: BLE001 - reported below
+            failures.append(e)
+        return node
+    result = schedule.get_root().map_descendant_bottom_up(serialize).get_schedule()
+    if failures or not result.get_map().is_equal(schedule.get_map()):
+        raise RuntimeError(f"making the schedule's set nodes sequences failed: {failures[:1]}")
+    return result
+
+
 def _separate(schedule: isl.Schedule) -> isl.Schedule:
     """Marks every band member `separate`. islpy turns an exception in the
     callback into a warning, so failures are collected and the result checked."""
@@ -226,6 +250,7 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
             raise _cycle_error(graph, validity, str(e)) from None
         if schedule is None:
             raise _cycle_error(graph, validity, "isl found no schedule")
+        schedule = _sequential(schedule)
         if options.separate:
             schedule = _separate(schedule)
     result = GraphSchedule(graph, poly, domains, validity,

@@ -123,16 +123,14 @@ def test_f5_needed_sets_of_two_modular_recurrences_compile():
         assert_all(outs, "o0", np.asarray(outs["reference"]["o0"]), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="F6 (open): the lowered loop nest runs %sum[T - 2]'s reader after "
-                                       "%sum[T - 1], an order the isl schedule (and so the store plan) "
-                                       "does not have; the ring store of size 1 is overwritten")
 def test_f6_a_reader_moved_after_a_later_write_of_a_ring_slot():
-    """Fuzz finding F6 (open). The schedule map puts the n-step mean at T - 2
-    at time [T - 1, 0, ..] and the cast feeding it at T - 1 at [T - 1, 1, ..],
-    so the store planner gives the cast a ring of one slot; the generated
-    loop nest runs the mean after the loop that writes the cast at T - 1
-    (check_schedule passes: it checks dependences, not the schedule's order).
-    numpy and jax return -4 (the mean of the last point twice) for -3.5."""
+    """Fuzz finding F6. The schedule map puts the n-step mean at T - 2 at
+    time [T - 1, 0, ..] and the cast feeding it at T - 1 at [T - 1, 1, ..],
+    so the store planner gave the cast a ring of one slot; but the two were
+    children of an isl `set` node (any order), and the AST ran the mean
+    after the loop that writes the cast at T - 1: numpy and jax returned -4
+    (the last point twice) for -3.5. Set nodes now become sequences in the
+    map's order (schedule._sequential)."""
     with td.Program("f6") as p:
         (t, T), = p.dims("t")
         x = td.input("x", shape=(3,), dtype="int32", domain=(t,))
