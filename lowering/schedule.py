@@ -170,47 +170,46 @@ def _configure(ctx: isl.Context, options: ScheduleOptions) -> None:
     ctx.set_schedule_whole_component(1 if options.whole_component else 0)
 
 
+def _rewrite(schedule: isl.Schedule, node_type, rewrite, what: str) -> isl.Schedule:
+    """`rewrite(node)` applied to every node of `node_type`, bottom up; the
+    schedule map must not change. islpy turns an exception in the callback
+    into a warning, so failures are collected and the result checked."""
+    failures = []
+
+    def visit(node):
+        try:
+            if node.get_type() == node_type:
+                node = rewrite(node)
+        except Exception as e:  # noqa: BLE001 - reported below
+            failures.append(e)
+        return node
+    result = schedule.get_root().map_descendant_bottom_up(visit).get_schedule()
+    if failures or not result.get_map().is_equal(schedule.get_map()):
+        raise RuntimeError(f"{what} failed: {failures[:1]}")
+    return result
+
+
 def _sequential(schedule: isl.Schedule) -> isl.Schedule:
     """Every `set` node (children in any order) becomes a `sequence` in the
     order of its children, the order `schedule_map()` gives them. The store
     plans are checked against that map; isl's AST generator may order a
     set's children otherwise, and did: a reader of a ring slot ran after the
     slot was written again (fuzz finding F6)."""
-    failures = []
-
     def serialize(node):
-        try:
-            if node.get_type() == isl.schedule_node_type.set:
-                filters = isl.UnionSetList.alloc(node.get_ctx(), node.n_children())
-                for i in range(node.n_children()):
-                    filters = filters.add(node.child(i).filter_get_filter())
-                node = node.insert_sequence(filters)
-        except Exception as e:  # noqa: BLE001 - reported below
-            failures.append(e)
-        return node
-    result = schedule.get_root().map_descendant_bottom_up(serialize).get_schedule()
-    if failures or not result.get_map().is_equal(schedule.get_map()):
-        raise RuntimeError(f"making the schedule's set nodes sequences failed: {failures[:1]}")
-    return result
+        filters = isl.UnionSetList.alloc(node.get_ctx(), node.n_children())
+        for i in range(node.n_children()):
+            filters = filters.add(node.child(i).filter_get_filter())
+        return node.insert_sequence(filters)
+    return _rewrite(schedule, isl.schedule_node_type.set, serialize, "making the schedule's set nodes sequences")
 
 
 def _separate(schedule: isl.Schedule) -> isl.Schedule:
-    """Marks every band member `separate`. islpy turns an exception in the
-    callback into a warning, so failures are collected and the result checked."""
-    failures = []
-
+    """Marks every band member `separate`."""
     def mark(node):
-        try:
-            if node.get_type() == isl.schedule_node_type.band:
-                for i in range(node.band_n_member()):
-                    node = node.band_member_set_ast_loop_type(i, isl.ast_loop_type.separate)
-        except Exception as e:  # noqa: BLE001 - reported below
-            failures.append(e)
+        for i in range(node.band_n_member()):
+            node = node.band_member_set_ast_loop_type(i, isl.ast_loop_type.separate)
         return node
-    result = schedule.get_root().map_descendant_bottom_up(mark).get_schedule()
-    if failures or not result.get_map().is_equal(schedule.get_map()):
-        raise RuntimeError(f"marking the schedule's bands 'separate' failed: {failures[:1]}")
-    return result
+    return _rewrite(schedule, isl.schedule_node_type.band, mark, "marking the schedule's bands 'separate'")
 
 
 def _derive(graph: Graph, options: ScheduleOptions, ctx: isl.Context | None = None):
