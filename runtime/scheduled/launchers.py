@@ -217,7 +217,7 @@ class LauncherGen:
 
     def jit_call(self, node: Node, opdef: OpDef, edges: list, kname: str, pad: str, lines: list) -> bool:
         """Emits a jitted launch of `edges` through kernel `kname`; False if impossible."""
-        from .jax_backend import OutSpec, mask_identity
+        from .jax_backend import mask_identity
         if self.backend != "jax" or not opdef.jit_ok or len(node.result_shapes or [[]]) != 1:
             return False
         if (node.index, 0) in self.host_values or any((e.source, e.result) in self.host_values
@@ -241,11 +241,22 @@ class LauncherGen:
             pre += self.empty_guard(node, opdef, spec, sizes)
         leaves += [self.code(e, node) for n, e in opdef.scalars if n in opdef.dynamic_scalars]
         statics += [self.code(e, node) for n, e in opdef.scalars if n in opdef.static_scalars]
-        window = next(((i, a.size) for i, a in enumerate(plan.axes) if a.mode == "window"), (None, 0))
-        out = OutSpec(inplace, len(plan.axes), window[0], window[1])
-        self.kernels[kname] = (opdef, specs, out)
-        static = "(" + "".join(s + ", " for s in statics) + ")"
         lines += [pad + p for p in pre]
+        self.kernel_launch(node, opdef, specs, kname, statics, leaves, pad, lines)
+        return True
+
+    def kernel_launch(self, node: Node, opdef: OpDef, specs: list, kname: str, statics: list,
+                      leaves: list, pad: str, lines: list) -> None:
+        """Registers kernel `kname` and emits its launch writing the node's
+        store: in place into an array store (donated buffer + slots), or
+        the returned value into a point store."""
+        from .jax_backend import OutSpec
+        plan = self.plan(node.index, 0)
+        out_name = store_name(node.index)
+        inplace = plan.kind != "point"
+        window = next(((i, a.size) for i, a in enumerate(plan.axes) if a.mode == "window"), (None, 0))
+        self.kernels[kname] = (opdef, specs, OutSpec(inplace, len(plan.axes), window[0], window[1]))
+        static = "(" + "".join(s + ", " for s in statics) + ")"
         if inplace:
             slots = [self.slot(plan, i, s) for i, s in enumerate(node.domain)]
             args = ", ".join([static, f"{out_name}.buf"] + slots + leaves)
@@ -254,7 +265,6 @@ class LauncherGen:
             args = ", ".join([static] + leaves)
             lines.append(f"{pad}_C[0] += 1; {out_name}.data[{self.point_slot(plan, list(node.domain))}] = "
                          f"{kname}({args})")
-        return True
 
     def empty_guard(self, node: Node, opdef: OpDef, spec, sizes: list) -> list[str]:
         """A padded (masked) axis of a reduction that has no value on an

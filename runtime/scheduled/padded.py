@@ -223,11 +223,10 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
         specs.append(spec)
     leaves += [gen.code(e, node) for n_, e in opdef.scalars if n_ in opdef.dynamic_scalars]
     statics += [gen.code(e, node) for n_, e in opdef.scalars if n_ in opdef.static_scalars]
-    plan = gen.plan(node.index, 0)
-    out_name = store_name(node.index)
-    static = "(" + "".join(s + ", " for s in statics) + ")"
     lines += [pad + p for p in pre]
-    if info.out_axis is not None:
+    if info.out_axis is not None:   # a Padded value into the node's point store
+        plan, out_name = gen.plan(node.index, 0), store_name(node.index)
+        static = "(" + "".join(s + ", " for s in statics) + ")"
         n_out = gen.tmp("n")
         size = parse(node.result_shapes[0][info.out_axis], dims=gen.graph.dims)
         lines.append(f"{pad}{n_out} = {gen.code(size, node)}")
@@ -238,12 +237,4 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
         lines.append(f"{pad}_C[0] += 1; {out_name}.data[{gen.point_slot(plan, list(node.domain))}] = "
                      f"_Padded({kname}({', '.join([static] + leaves)}), {n_out}, {info.out_axis})")
         return
-    inplace = plan.kind != "point"
-    window = next(((i, a.size) for i, a in enumerate(plan.axes) if a.mode == "window"), (None, 0))
-    gen.kernels[kname] = (opdef, specs, OutSpec(inplace, len(plan.axes), window[0], window[1]))
-    if inplace:
-        slots = [gen.slot(plan, i, s) for i, s in enumerate(node.domain)]
-        lines.append(f"{pad}_C[0] += 1; {out_name}.buf = {kname}({', '.join([static, f'{out_name}.buf'] + slots + leaves)})")
-    else:
-        lines.append(f"{pad}_C[0] += 1; {out_name}.data[{gen.point_slot(plan, list(node.domain))}] = "
-                     f"{kname}({', '.join([static] + leaves)})")
+    gen.kernel_launch(node, opdef, specs, kname, statics, leaves, pad, lines)
