@@ -169,31 +169,87 @@ class Polyhedral:
 
     def valid_domains(self, max_updates: int = 6) -> dict[int, isl.Set]:
         """The greatest fixpoint of "a point is valid if all it reads is valid".
-        A worklist first; when some node shrinks more than `max_updates`
-        times, the fixpoint from the transitive closure of the reads
+        A worklist over the whole graph first; when some node shrinks more than
+        `max_updates` times, the graph is solved one strongly connected
+        component at a time, producers first: a worklist in the component, then
+        the fixpoint from the transitive closure of the component's own reads
         (`closure_valid_domains`). Raises NotConverged when neither works."""
         try:
-            return self._worklist(max_updates)
+            return self._worklist(self.graph.nodes, {}, max_updates)
         except NotConverged:
-            valid = self.closure_valid_domains()
-            if valid is None:
-                raise
-            return valid
+            pass
+        valid: dict[int, isl.Set] = {}
+        for component in self.components():
+            nodes = [self.graph.nodes[k] for k in component]
+            try:
+                valid.update(self._worklist(nodes, valid, max_updates))
+            except NotConverged:
+                solved = self.closure_valid_domains(nodes, valid)
+                if solved is None:
+                    raise
+                valid.update(solved)
+        return valid
 
-    def _worklist(self, max_updates: int) -> dict[int, isl.Set]:
+    def components(self) -> list[list[int]]:
+        """The strongly connected components of the read graph (a node reads its
+        edges' sources), each sorted, producers before their consumers."""
         nodes = self.graph.nodes
-        valid = {n.index: self.full[n.index] for n in nodes}
-        consumers: dict[int, set[int]] = {n.index: set() for n in nodes}
+        index: dict[int, int] = {}
+        low: dict[int, int] = {}
+        stack: list[int] = []
+        on_stack: set[int] = set()
+        out: list[list[int]] = []
+        for root in range(len(nodes)):
+            if root in index:
+                continue
+            work = [(root, iter(sorted({e.source for e in nodes[root].edges})))]
+            index[root] = low[root] = len(index)
+            stack.append(root)
+            on_stack.add(root)
+            while work:   # Tarjan's algorithm, iteratively (graphs are deep)
+                k, successors = work[-1]
+                nxt = next((s for s in successors if s not in index or s in on_stack), None)
+                if nxt is None:
+                    work.pop()
+                    if work:
+                        low[work[-1][0]] = min(low[work[-1][0]], low[k])
+                    if low[k] == index[k]:
+                        component = []
+                        while True:
+                            m = stack.pop()
+                            on_stack.discard(m)
+                            component.append(m)
+                            if m == k:
+                                break
+                        out.append(sorted(component))
+                elif nxt in index:
+                    low[k] = min(low[k], index[nxt])
+                else:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted({e.source for e in nodes[nxt].edges}))))
+        return out
+
+    def _worklist(self, nodes: list, known: dict, max_updates: int) -> dict[int, isl.Set]:
+        """Valid domains of `nodes`, given those of the nodes they read outside
+        the list (`known`)."""
+        valid = dict(known)
+        valid.update({n.index: self.full[n.index] for n in nodes})
+        mine = {n.index for n in nodes}
+        consumers: dict[int, set[int]] = {k: set() for k in mine}
         for n in nodes:
             for e in n.edges:
-                consumers[e.source].add(n.index)
+                if e.source in mine:
+                    consumers[e.source].add(n.index)
+        by_index = {n.index: n for n in nodes}
         pending = [n.index for n in nodes if n.edges]
         queued = set(pending)
-        updates = {n.index: 0 for n in nodes}
+        updates = dict.fromkeys(mine, 0)
         while pending:
             k = pending.pop(0)
             queued.discard(k)
-            new = self._valid_of(nodes[k], valid)
+            new = self._valid_of(by_index[k], valid)
             if new.is_equal(valid[k]):
                 continue
             valid[k] = new
@@ -204,18 +260,19 @@ class Polyhedral:
                 if c not in queued:
                     pending.append(c)
                     queued.add(c)
-        return valid
+        return {k: valid[k] for k in mine}
 
-    def closure_valid_domains(self) -> dict[int, isl.Set] | None:
-        """The greatest fixpoint in one step: a point is invalid iff a chain
-        of reads from it (through the first branch that holds, at merges)
-        reaches a point that fails by itself: one that reads outside its
-        producer's domain, or a merge point where no branch holds. None if
-        isl's transitive closure is not exact or the result is not a
-        fixpoint (never an approximation)."""
-        nodes = self.graph.nodes
+    def closure_valid_domains(self, nodes: list, known: dict) -> dict[int, isl.Set] | None:
+        """The greatest fixpoint for `nodes` (a component) in one step: a point
+        is invalid iff a chain of reads inside the component (through the first
+        branch that holds, at merges) reaches a point that fails by itself: one
+        that reads outside its producer's domain or an invalid point of a node
+        outside the component (`known`), or a merge point where no branch
+        holds. None if isl's transitive closure is not exact or the result is
+        not a fixpoint (never an approximation)."""
+        mine = {n.index for n in nodes}
         local = None      # points that fail by themselves
-        reads = None      # sink instance -> source instance, inside the source's domain
+        reads = None      # sink instance -> source instance, inside the component and the source's domain
         for node in nodes:
             k = node.index
             fails = self.full[k].subtract(self.full[k])
@@ -225,14 +282,13 @@ class Polyhedral:
                     covered = covered.union(region)
                 fails = self.full[k].subtract(covered)
             for edge, read in zip(node.edges, self.reads[k]):
-                source = self.full[edge.source]
+                source = self.full[edge.source] if edge.source in mine else known[edge.source]
                 fails = fails.union(read.intersect_range(source.complement()).domain())
-                inside = isl.UnionMap.from_map(read.intersect_range(source))
-                reads = inside if reads is None else reads.union(inside)
+                if edge.source in mine:
+                    inside = isl.UnionMap.from_map(read.intersect_range(source))
+                    reads = inside if reads is None else reads.union(inside)
             fails = isl.UnionSet.from_set(fails)
             local = fails if local is None else local.union(fails)
-        if local is None:
-            return {}
         invalid = local
         if reads is not None:
             before = self.ctx.get_max_operations()
@@ -248,12 +304,13 @@ class Polyhedral:
             if not exact:
                 return None
             invalid = invalid.union(closure.intersect_range(local).domain())
-        valid = {n.index: self.full[n.index].subtract(invalid.extract_set(self.full[n.index].get_space()))
-                 .coalesce() for n in nodes}
+        valid = dict(known)
+        valid.update({n.index: self.full[n.index].subtract(invalid.extract_set(self.full[n.index].get_space()))
+                      .coalesce() for n in nodes})
         for node in nodes:
             if node.edges and not self._valid_of(node, valid).is_equal(valid[node.index]):
                 return None
-        return valid
+        return {k: valid[k] for k in mine}
 
     # -- dependences --------------------------------------------------------------------
     def validity(self, valid: dict) -> list[tuple[int, int, isl.Map]]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
-from tidal.symbolic import TRUE, Expr, simplify
+from tidal.symbolic import TRUE, Expr, Or, simplify
 
 from tidal.frontend import creation as C
 from tidal.frontend.errors import TidalError
@@ -139,6 +139,18 @@ class Builder:
             value = value * C.symbol(d.bound, program=self.program).astype(value.dtype)
         return value
 
+    @staticmethod
+    def union(x: RecurrentTensor, parts: list) -> Expr | None:
+        """Where the sum of `parts` may be non-zero: the union of their conditions,
+        None (everywhere) when one has none or one reads a dim x does not have."""
+        steps = {d.step for d in x.domain}
+        conds = [c.cond for c in parts]
+        if any(c is None or not {s for s in c.free_symbols if s.role == "step"} <= steps
+               for c in conds):
+            return None
+        cond = simplify(Or(*conds))
+        return None if cond is TRUE else cond
+
     def total(self, x: RecurrentTensor) -> tuple[RecurrentTensor | None, Expr | None]:
         """(∇x, condition) from x's contributions; (None, None) when there are none."""
         parts = self.contribs.pop(_key(x), [])
@@ -150,7 +162,7 @@ class Builder:
             cond = parts[0].cond
             values = [c.value for c in parts]
         else:
-            cond = None
+            cond = self.union(x, parts)
             values = []
             for c in parts:
                 v = self.materialize(c)
@@ -197,7 +209,7 @@ class Builder:
                     x = node.inputs[0]
                     if self.needs(x):
                         gm = self.materialize(Contrib(g, node.domain, cond))
-                        for contrib in index_contribs(node, gm):
+                        for contrib in index_contribs(node, gm, cond):
                             self.add(x, contrib)
                     continue
                 needed = [self.needs(x) for x in node.inputs]

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import itertools
 
-from tidal.symbolic import (FALSE, TRUE, And, Compare, Const, FloorDiv, IndexSeq, Mod, Not,
+from tidal.symbolic import (FALSE, TRUE, And, Compare, Const, FloorDiv, IndexSeq, Mod, Not, Or,
                             NonInvertibleError, Select, Slice, evaluate, invert, max_, min_, simplify, slice_size, substitute)
+from tidal.symbolic.poly import expr_to_poly
 
 from tidal.frontend import creation as C
 from tidal.frontend import ops_shape as S
@@ -160,8 +161,49 @@ def split_selects(comps: list) -> list:
     return done
 
 
-def index_contribs(node, gy) -> list:
-    """The contributions of `y = x[φ]` (gradient gy, zero-free) to ∇x."""
+def _monotone_in(part, step) -> bool:
+    """True if the comparison `part` is monotone in `step` (affine, unit steps only)."""
+    if not isinstance(part, Compare) or part.op not in ("lt", "le", "gt", "ge"):
+        return False
+    diff = expr_to_poly(simplify(part.args[0] - part.args[1]))
+    return all(len(m) == 1 and m[0] is step for m in diff if any(step in a.free_symbols for a in m))
+
+
+def pulled_back(support, sink, inv_comps):
+    """An over-approximation, in the source's steps, of `∃ p ∈ φ⁻¹(q): support(p)`.
+
+    `support` (over the sink's steps, None: everywhere) is where ∇y may be
+    non-zero. Point components of the inverse are substituted; for a slice
+    component [a, b) each conjunct monotone in that step holds somewhere in the
+    slice iff it holds at a or at b - 1 (and a < b); other conjuncts that read a
+    slice step are dropped, which only widens the result."""
+    if support is None:
+        return TRUE
+    env, ranges = {}, {}
+    for d, c in zip(sink, inv_comps):
+        if c.kind == "slice":
+            ranges[d.step] = c
+        else:
+            env[d.step] = c
+    parts = list(support.args) if isinstance(support, And) else [support]
+    out = []
+    for part in parts:
+        moving = [s for s in part.free_symbols if s in ranges]
+        if not moving:
+            out.append(substitute(part, env))
+        elif len(moving) == 1 and _monotone_in(part, moving[0]):
+            c = ranges[moving[0]]
+            ends = [substitute(part, {**env, moving[0]: e}) for e in (c.start, simplify(c.stop - 1))]
+            out.append(And(Compare("lt", c.start, c.stop), Or(*ends)))
+    return simplify(And(*out)) if out else TRUE
+
+
+def index_contribs(node, gy, support=None) -> list:
+    """The contributions of `y = x[φ]` (gradient gy, zero-free) to ∇x.
+
+    `support` is a condition (sink steps) outside which gy is zero: the
+    contributions carry its pull-back, so ops on ∇x that read forward values
+    are only evaluated where the forward computed them."""
     x = node.inputs[0]
     phi = tuple(node.attrs["index"])
     sink, source = tuple(node.domain), tuple(x.domain)
@@ -173,7 +215,7 @@ def index_contribs(node, gy) -> list:
                          "max(0, t - k):t + 1, t:T, 0:t + 1, constants)") from None
     out = []
     for guard, comps in split_selects(list(inv.index)):
-        cond = simplify(And(inv.condition, guard))
+        cond = simplify(And(inv.condition, guard, pulled_back(support, sink, comps)))
         if cond is not FALSE:
             out.append(_contrib(node, gy, x, phi, sink, source, comps, cond))
     return out

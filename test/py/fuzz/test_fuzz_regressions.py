@@ -141,39 +141,84 @@ def test_f6_a_reader_moved_after_a_later_write_of_a_ring_slot():
     assert_all(run_everywhere(p, {"T": 4}, {"x": xv}), "o", -3.5)
 
 
-@pytest.mark.xfail(strict=True, reason="F7 (open): td.grad of a recurrence with a % 3 case and a "
-                                       "self-window sibling: the valid-domain fixpoint does not converge")
-def test_f7_gradient_of_two_recurrences_with_a_modular_case_compiles():
-    """Fuzz finding F7 (open), as the fuzzer shrank it: the scheduled backends
-    refuse the program at compile time ("the computable points of
-    '%2 = sdg.merge' do not converge"); the reference runs it."""
-    PARAMS = {"W7": np.array([[0.0, 0.15000000596046448, -0.14000000059604645], [-0.44999998807907104, -0.23000000417232513, -0.5], [0.029999999329447746, 0.6700000166893005, -0.25]], dtype="float32"), "W11": np.array([[0.019999999552965164, 0.6800000071525574, 0.6100000143051147], [-0.25999999046325684, -0.15000000596046448, -0.25999999046325684], [0.2800000011920929, -0.029999999329447746, 0.3700000047683716]], dtype="float32")}
+def _central_differences(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        g[k] = (f(up) - f(down)) / (2 * h)
+    return g
+
+
+@pytest.mark.parametrize("I", [2, 4])
+def test_f7_gradient_of_two_recurrences_with_a_modular_case_compiles(I):
+    """Fuzz finding F7, as the fuzzer shrank it: the scheduled backends
+    refused the program at compile time ("the computable points of
+    '%2 = sdg.merge' do not converge"); the reference ran it. The forward
+    recurrence's valid domain needs isl's transitive closure, and the closure
+    of the reads of the whole graph (gradient included) was not exact; valid
+    domains are now solved one strongly connected component at a time."""
+    rng = np.random.default_rng(7)
+    W7 = rng.uniform(-0.5, 0.5, (3, 3)).astype(np.float32)
+    W11 = rng.uniform(-0.5, 0.5, (3, 3)).astype(np.float32)
     with td.Program("f7") as p:
-        (i, I), (t, T) = p.dims("i", "t")
+        (i, _I), (t, T) = p.dims("i", "t")
         n0 = td.input("x0", shape=(), dtype="bool", domain=(t,))
-        n1 = n0[1]
         n2 = td.recurrent(shape=(3,), dtype="float32", domain=(i,))
         n3 = td.recurrent(shape=(3,), dtype="float32", domain=(i,))
         n2[0] = 0.5
-        n4 = n1.astype("float64")
-        n3[0] = n4
-        n5 = n2[td.max(0, i - 1):i + 1]
-        n6 = n5.sum(0)
-        n7 = td.param("W7", PARAMS["W7"])
-        n8 = n2 @ n7
-        n9 = n8 + n6
-        n10 = td.tanh(n9)
-        n2[i + 1] = n10
-        n11 = td.param("W11", PARAMS["W11"])
-        n12 = n3 @ n11
+        n3[0] = n0[1].astype("float64")
+        n2[i + 1] = td.tanh(n2 @ td.param("W7", W7) + n2[td.max(0, i - 1):i + 1].sum(0))
+        w11 = td.param("W11", W11)
         n3[i + 1, (i + 1) % 3 == 0] = n3
-        n13 = n12 + n3
-        n14 = td.tanh(n13)
-        n3[i + 1] = n14
+        n3[i + 1] = td.tanh(n3 @ w11 + n3)
         p.output("o0", n3)
         p.output("oc", n2[i % 2 == 0])
-        g0_, = td.grad(n3.sum(), [n11]); p.output("g0", g0_)
-    x0 = np.array([True, False, True])
-    outs = run_everywhere(p, {"I": 2, "T": 3}, {"x0": x0})
-    for name in ("o0", "g0"):
-        assert_all(outs, name, np.asarray(outs["reference"][name]), rtol=1e-5)
+        g0_, = td.grad(n3.sum(), [w11]); p.output("g0", g0_)
+
+    def loss(w):
+        s, total = np.ones(3), 3.0
+        for k in range(1, I):
+            s = s if k % 3 == 0 else np.tanh(s @ w + s)
+            total += s.sum()
+        return total
+
+    outs = run_everywhere(p, {"I": I, "T": 3}, {"x0": np.array([False, True, True])})
+    assert_all(outs, "g0", _central_differences(loss, W11.astype(np.float64)), rtol=1e-4, atol=1e-5)
+
+
+def test_f8_gradient_reads_no_forward_value_the_forward_never_computes():
+    """Fuzz finding F8: n7 is computable only at t >= 1 (it reads x[i, t - 1])
+    and only read there, but the gradient of `maximum` read n7's operands at
+    every t, t = 0 included: both the reference (at run time) and the
+    scheduled backends (at compile time) refused a valid program. The
+    gradient of a tensor now carries where it may be non-zero (its
+    contributions' conditions, pulled back through temporal indices), and the
+    ops computing it only run there."""
+    W = np.random.default_rng(8).uniform(-0.5, 0.5, (3, 3)).astype(np.float32)
+    with td.Program("f8") as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        x = td.input("x0", shape=(), dtype="float32", domain=(i, t))
+        n4 = td.recurrent(shape=(3,), dtype="float32", domain=(i, t))
+        n4[i, T - 1] = 0.5
+        n5 = x[i, t - 1]
+        n7 = n4 + td.maximum(x[td.max(0, i - 2):i + 1, t].sum(0), n5)
+        n4[i, t - 1] = ((n7[td.max(0, i - 2):i + 1, t].sum(0) @ td.param("W", W)) + n5) * 0.5
+        p.output("o0", n4)
+        g, = td.grad(n4.sum(), [x]); p.output("g0", g)
+
+    def loss(xv):
+        n_i, n_t = xv.shape
+        n4 = np.zeros((n_i, n_t, 3))
+        n4[:, n_t - 1] = 0.5
+        for tt in range(n_t - 1, 0, -1):
+            n7 = np.stack([n4[a, tt] + max(xv[max(0, a - 2):a + 1, tt].sum(), xv[a, tt - 1])
+                           for a in range(n_i)])
+            for a in range(n_i):
+                n4[a, tt - 1] = (n7[max(0, a - 2):a + 1].sum(0) @ W + xv[a, tt - 1]) * 0.5
+        return n4.sum()
+
+    xv = np.random.default_rng(1).normal(size=(3, 3)).astype(np.float32)
+    outs = run_everywhere(p, {"I": 3, "T": 3}, {"x0": xv})
+    assert_all(outs, "g0", _central_differences(loss, xv.astype(np.float64)), rtol=1e-4, atol=1e-5)
