@@ -10,7 +10,7 @@ PIP := $(PYTHON) -m pip
 install:
 	$(PYTHON) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))" > build-requirements.txt
 	$(PIP) install -q -r build-requirements.txt
-	$(PIP) install -q --no-build-isolation -e ".[test]"
+	$(PIP) install -q --no-build-isolation -e ".[test,draw]"
 	rm -f build-requirements.txt
 
 lit:

@@ -21,7 +21,7 @@ from tidal.dialects.attrs import (expr_text, index_components, is_tensor_type, t
 from tidal.passes.base import OpError
 from tidal.symbolic import TRUE, Dim, Expr, IndexSeq, SymbolicError, free_symbols, parse
 
-__all__ = ["Edge", "Node", "Graph", "read_graph", "graphs_in", "format_location", "GraphError"]
+__all__ = ["Edge", "Node", "Graph", "read_graph", "graphs_in", "format_location", "GraphError", "components"]
 
 
 class GraphError(OpError):
@@ -98,6 +98,50 @@ class Graph:
 
     def consumers(self, index: int) -> list[tuple[Node, Edge]]:
         return [(n, e) for n in self.nodes for e in n.edges if e.source == index]
+
+
+def components(graph: Graph) -> list[list[int]]:
+    """The strongly connected components of the read graph (a node reads its
+    edges' sources), each sorted, producers before their consumers. A
+    recurrence is a component of more than one node (or a node reading itself)."""
+    nodes = graph.nodes
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    stack: list[int] = []
+    on_stack: set[int] = set()
+    out: list[list[int]] = []
+
+    def visit(k: int):
+        index[k] = low[k] = len(index)
+        stack.append(k)
+        on_stack.add(k)
+        return (k, iter(sorted({e.source for e in nodes[k].edges})))
+
+    for root in range(len(nodes)):
+        if root in index:
+            continue
+        work = [visit(root)]
+        while work:   # Tarjan's algorithm, iteratively (graphs are deep)
+            k, successors = work[-1]
+            nxt = next((s for s in successors if s not in index or s in on_stack), None)
+            if nxt is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[k])
+                if low[k] == index[k]:
+                    component = []
+                    while True:
+                        m = stack.pop()
+                        on_stack.discard(m)
+                        component.append(m)
+                        if m == k:
+                            break
+                    out.append(sorted(component))
+            elif nxt in index:
+                low[k] = min(low[k], index[nxt])
+            else:
+                work.append(visit(nxt))
+    return out
 
 
 _LOC = re.compile(r'^loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)')

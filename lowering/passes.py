@@ -12,6 +12,7 @@ __all__ = ["PASSES", "register"]
 PASSES = {
     "sdg-schedule": "tidal.lowering.sdg_schedule:SdgSchedule",
     "sdg-lower-to-scf": "tidal.lowering.sdg_lower_to_scf:SdgLowerToScf",
+    "sdg-view-graph": "tidal.lowering.sdg_view_graph:SdgViewGraph",
 }
 
 

@@ -38,7 +38,7 @@ import islpy as isl
 from tidal.symbolic import And, Not, SymbolicError, parse
 from tidal.symbolic.isl_bridge import dependence_map, domain_set, isl_name
 
-from .graph import Graph, GraphError, Node
+from .graph import Graph, GraphError, Node, components
 
 __all__ = ["Polyhedral", "coalesced", "statement_name", "NotConverged", "UnsupportedDependenceError", "BOX"]
 
@@ -179,7 +179,7 @@ class Polyhedral:
         except NotConverged:
             pass
         valid: dict[int, isl.Set] = {}
-        for component in self.components():
+        for component in components(self.graph):
             nodes = [self.graph.nodes[k] for k in component]
             try:
                 valid.update(self._worklist(nodes, valid, max_updates))
@@ -189,47 +189,6 @@ class Polyhedral:
                     raise
                 valid.update(solved)
         return valid
-
-    def components(self) -> list[list[int]]:
-        """The strongly connected components of the read graph (a node reads its
-        edges' sources), each sorted, producers before their consumers."""
-        nodes = self.graph.nodes
-        index: dict[int, int] = {}
-        low: dict[int, int] = {}
-        stack: list[int] = []
-        on_stack: set[int] = set()
-        out: list[list[int]] = []
-        for root in range(len(nodes)):
-            if root in index:
-                continue
-            work = [(root, iter(sorted({e.source for e in nodes[root].edges})))]
-            index[root] = low[root] = len(index)
-            stack.append(root)
-            on_stack.add(root)
-            while work:   # Tarjan's algorithm, iteratively (graphs are deep)
-                k, successors = work[-1]
-                nxt = next((s for s in successors if s not in index or s in on_stack), None)
-                if nxt is None:
-                    work.pop()
-                    if work:
-                        low[work[-1][0]] = min(low[work[-1][0]], low[k])
-                    if low[k] == index[k]:
-                        component = []
-                        while True:
-                            m = stack.pop()
-                            on_stack.discard(m)
-                            component.append(m)
-                            if m == k:
-                                break
-                        out.append(sorted(component))
-                elif nxt in index:
-                    low[k] = min(low[k], index[nxt])
-                else:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(sorted({e.source for e in nodes[nxt].edges}))))
-        return out
 
     def _worklist(self, nodes: list, known: dict, max_updates: int) -> dict[int, isl.Set]:
         """Valid domains of `nodes`, given those of the nodes they read outside

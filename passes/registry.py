@@ -27,6 +27,7 @@ _TABLE: dict[str, str] = {
     "sdg-lower-to-scf": "tidal.lowering.sdg_lower_to_scf:SdgLowerToScf",
     "sdg-schedule": "tidal.lowering.sdg_schedule:SdgSchedule",
     "sdg-verify-dependences": "tidal.passes.sdg_verify_dependences:SdgVerifyDependences",
+    "sdg-view-graph": "tidal.lowering.sdg_view_graph:SdgViewGraph",
 }
 _LOADED: dict[str, type[ModulePass]] = {}
 

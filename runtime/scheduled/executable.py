@@ -17,10 +17,11 @@ from mlir import ir
 
 from tidal.lowering.graph import read_graph
 from tidal.lowering.loop_ast import format_loop_nest, from_isl
-from tidal.lowering.schedule import ScheduleOptions, schedule_graph
+from tidal.lowering.schedule import ScheduleError, ScheduleOptions, schedule_graph
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
+from tidal.passes.stages import CompileStages, module_text
 from tidal.symbolic import compile_expr, evaluate, parse, slice_size
 
 from ..reference import load_graph
@@ -31,26 +32,42 @@ from ..run_checks import cast_exact, check_bounds, check_footprint, check_udf_re
 from .opdecode import DTYPES, decode
 from .stores import ArrayStore, Padded, PointStore, bucket, make_store, unpad
 
-__all__ = ["compile_sdg", "Executable"]
+__all__ = ["compile_sdg", "Executable", "USER_ERRORS"]
+
+# Errors that are about the user's program, not bugs of a compile stage.
+USER_ERRORS = (ScheduleError, EvaluationError)
+
+
+def schedule_pipeline_element(options: ScheduleOptions) -> str:
+    """`sdg-schedule{...}`: the pass with the options the runtime schedules with."""
+    changed = [f"{name}={'true' if value else 'false'}" for name, value in
+               (("whole-component", options.whole_component), ("proximity", options.proximity),
+                ("separate", options.separate)) if not value]
+    return "sdg-schedule" + ("{" + " ".join(changed) + "}" if changed else "")
 
 
 def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = None,
-                options: ScheduleOptions | None = None) -> "Executable":
+                options: ScheduleOptions | None = None, stages: CompileStages | None = None) -> "Executable":
     """Compiles the `sdg.graph` (or `rt.program`) of `module` (an ir.Module or
     text; the caller's module is not modified). Raises `ScheduleError` for an
-    unschedulable program."""
+    unschedulable program. Each step is a named stage recorded in `stages`
+    (tidal.passes.stages; `exe.stages`): sdg-schedule, schedule,
+    sdg-lower-to-scf, storage, host."""
     if backend not in ("jax", "numpy"):
         raise ValueError(f"unknown backend {backend!r} (jax or numpy)")
     if not isinstance(module, str):
         root = module.operation if hasattr(module, "operation") else module
         module = root.clone()
     root, graph_op = load_graph(module, graph)
-    return Executable(root, graph_op, dict(udfs or {}), backend, options or ScheduleOptions())
+    stages = stages if stages is not None else CompileStages()
+    stages.allow(*USER_ERRORS)
+    return Executable(root, graph_op, dict(udfs or {}), backend, options or ScheduleOptions(), stages)
 
 
 class Executable:
-    def __init__(self, root, graph_op, udfs, backend, options):
+    def __init__(self, root, graph_op, udfs, backend, options, stages):
         self.root, self.udfs, self.backend = root, udfs, backend
+        self.stages = stages
         self._udf_shapes: dict[int, list] = {}
         self._compile_counts: dict[str, int] = {}   # kernel -> traces, this executable's own
         self._counts = [0, 0, 0, 0]   # last run: jitted launches, host ops, device->host, host->device
@@ -59,29 +76,43 @@ class Executable:
         with root.context:
             self.graph = graph = read_graph(graph_op)
             _check_names(graph)
-            self.sched = schedule_graph(graph, options)
-            graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(self.sched.text())
-            lower_graph_op(graph_op)
+
+            def schedule():
+                sched = schedule_graph(graph, options)
+                graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text())
+                return sched
+
+            self.sched = stages.run("sdg-schedule", schedule, text=lambda _: module_text(root), suffix=".mlir",
+                                    pipeline=f"builtin.module({schedule_pipeline_element(options)})")
+            stages.run("schedule", lambda: None, text=lambda _: self.schedule_text(), suffix=".txt")
+            stages.run("sdg-lower-to-scf", lambda: lower_graph_op(graph_op), text=lambda _: module_text(root),
+                       suffix=".mlir", pipeline="builtin.module(sdg-lower-to-scf)")
             self.lowered = str(root)
-            self.plans = plan_storage(self.sched)
+            self.plans = stages.run("storage", lambda: plan_storage(self.sched), text=self.format_plans, suffix=".txt")
             self.statements = self.sched.statements()
-            self.opdefs = {k: decode(graph.nodes[k], graph) for k in self.statements}
-            for kind in ("sdg.input", "sdg.output"):
-                for k in self.statements:
-                    if graph.nodes[k].name == kind:
-                        self.plans[(k, 0)] = self._whole_plan(graph.nodes[k])
-            self.host_values = self._host_values()
-            gen = LauncherGen(graph, self.plans, self.opdefs, backend, self.host_values)
-            inputs = {k for k in self.statements if graph.nodes[k].name == "sdg.input"}
-            launchers = [gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
-                         if k not in inputs]
-            program, self.bound_names = host_source(root, run_function_name(graph), inputs)
-        self.host_nodes = sorted(gen.host_nodes)
-        self.padded_nodes = sorted(gen.padded)      # run as padded kernels (padded.py)
-        self.source = "\n".join(launchers) + "\n" + program
-        self.ns = self._namespace(gen)
+            self.source, self.host_program = stages.run("host", lambda: self._generate(graph), text=lambda r: r[0],
+                                              suffix=".py")
+        self.ns = self._namespace(self._gen)
         exec(compile(self.source, f"<tidal program @{graph.name}>", "exec"), self.ns)  # noqa: S102
         self._program = self.ns["_program"]
+
+    def _generate(self, graph):
+        """The launchers and the host program, as Python source."""
+        self.opdefs = {k: decode(graph.nodes[k], graph) for k in self.statements}
+        for kind in ("sdg.input", "sdg.output"):
+            for k in self.statements:
+                if graph.nodes[k].name == kind:
+                    self.plans[(k, 0)] = self._whole_plan(graph.nodes[k])
+        self.host_values = self._host_values()
+        gen = LauncherGen(graph, self.plans, self.opdefs, self.backend, self.host_values)
+        inputs = {k for k in self.statements if graph.nodes[k].name == "sdg.input"}
+        launchers = [gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
+                     if k not in inputs]
+        program, self.bound_names = host_source(self.root, run_function_name(graph), inputs)
+        self.host_nodes = sorted(gen.host_nodes)
+        self.padded_nodes = sorted(gen.padded)      # run as padded kernels (padded.py)
+        self._gen = gen
+        return "\n".join(launchers) + "\n" + program, program
 
     # -- compilation helpers ------------------------------------------------------------
     def _whole_plan(self, node) -> StorePlan:
@@ -277,9 +308,10 @@ class Executable:
                 self.ns[f"_shape{k}_{r}"] = shape
         return stores
 
-    def run(self, bounds: dict, inputs: dict | None = None) -> dict:
+    def run(self, bounds: dict, inputs: dict | None = None, progress: bool = False) -> dict:
         """Runs the program for `bounds`; returns {output name: value} like
-        `tidal.runtime.reference.evaluate`."""
+        `tidal.runtime.reference.evaluate`. `progress`: a bar over each
+        outermost host loop (progress.py)."""
         bounds = self._check_bounds(bounds)
         self.sched.check_bounds(bounds)  # UncomputableError if an output or UDF needs a missing point
         self._bound_values = tuple(bounds[b] for b in self.graph.bounds)
@@ -287,7 +319,8 @@ class Executable:
         stores = self.allocate(bounds, inputs or {})
         self.ns.update(stores)
         self.ns.update(bounds)
-        self._program(*(bounds[b] for b in self.bound_names))
+        program = self._progress_program() if progress else self._program
+        program(*(bounds[b] for b in self.bound_names))
         self.last_stores = stores
         self._store_bytes = sum(_store_bytes(s) for s in stores.values())
         return self._results(bounds, stores)
@@ -314,6 +347,34 @@ class Executable:
         return out
 
     # -- introspection -------------------------------------------------------------------
+    def _progress_program(self):
+        """`_program` with progress bars, compiled on first use into the same namespace."""
+        if "_program_progress" not in self.ns:
+            from .progress import progress, progress_source
+
+            self.ns["_progress"] = progress
+            exec(compile(progress_source(self.host_program), "<tidal program, progress>", "exec"), self.ns)  # noqa: S102
+        return self.ns["_program_progress"]
+
+    def trace(self, bounds: dict) -> list:
+        """The launches a run with `bounds` (bound name -> int) makes, in order:
+        [(node, point, loop)] (schedule_trace.trace_schedule)."""
+        from .schedule_trace import trace_schedule
+
+        return trace_schedule(self.host_program, self.bound_names, self._check_bounds(dict(bounds)))
+
+    def schedule_text(self) -> str:
+        """The isl schedule tree, then the loop nest (the `schedule` stage)."""
+        return f"// isl schedule tree\n{self.sched.text()}\n\n// loop nest\n{self.schedule()}"
+
+    def format_plans(self, plans: dict) -> str:
+        """One line per stored value: its op and store plan (the `storage` stage)."""
+        lines = []
+        for (k, r), plan in sorted(plans.items()):
+            node = self.graph.nodes[k]
+            lines.append(f"{plan}  // {node.name} at {node.location}")
+        return "\n".join(lines) + "\n"
+
     def schedule(self) -> str:
         """The loop nest of the schedule, readable (one line per execution)."""
         tree = from_isl(self.sched.ast())

@@ -24,6 +24,7 @@ PIPELINE = "builtin.module(sdg-schedule,sdg-lower-to-scf)"
 LOWERING_PASSES = {
     "sdg-schedule": "tidal.lowering.sdg_schedule:SdgSchedule",
     "sdg-lower-to-scf": "tidal.lowering.sdg_lower_to_scf:SdgLowerToScf",
+    "sdg-view-graph": "tidal.lowering.sdg_view_graph:SdgViewGraph",
 }
 
 

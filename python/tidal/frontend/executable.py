@@ -16,6 +16,8 @@ docs/semantics.md, `rt.output`).
 """
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -142,27 +144,66 @@ def _udf_table(program: Any) -> dict[str, Callable]:
 
 
 class Executable:
-    """A compiled program: `.run(bounds={T: 10}, inputs={"x": arr})` -> {name: value}."""
+    """A compiled program: `.run(bounds={T: 10}, inputs={"x": arr})` -> {name: value}.
 
-    def __init__(self, program: Any, backend: str = "jax"):
+    `exe.stages` holds what each compile stage produced (see
+    tidal.frontend.compile_pipeline for the list); `exe.timings()` their times."""
+
+    def __init__(self, program: Any, backend: str = "jax", *, passes=None, dump=None,
+                 timings: bool | None = None, progress: bool | None = None):
         if backend not in BACKENDS:
             raise TidalError(f"unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
+        from .compile_pipeline import make_stages, run_frontend_stages
+
         self.program = program
         self.backend = backend
-        self.rt_module = program.module()
-        self.module = lower_to_sdg(program.module())
+        steps, self._stages = make_stages(passes, dump, progress)
+        self.rt_module, self.module = run_frontend_stages(program, steps, self._stages)
         self.udfs = _udf_table(program)
         self.compiled = None
         if backend != "reference":  # schedule and generate the host program once
             from tidal.runtime.scheduled import compile_sdg
 
-            self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=backend)
+            self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=backend, stages=self._stages)
+        if timings if timings is not None else os.environ.get("TIDAL_TIMINGS"):
+            print(self.timings(), file=sys.stderr)
 
-    def run(self, bounds: Mapping | None = None, inputs: Mapping | None = None) -> dict[str, Any]:
+    @property
+    def stages(self) -> dict[str, str]:
+        """Stage name -> its output (MLIR, schedule, store plans, host program), in order."""
+        return self._stages.as_dict()
+
+    def timings(self) -> str:
+        """The compile stages' times, as a table."""
+        return self._stages.timings()
+
+    def draw(self, kind: str, path: Any, **options: Any) -> None:
+        """Pictures: `draw("sdg", "g.svg")` (the dependence graph; .dot, .svg,
+        .png, .pdf) and `draw("schedule", "s.png", bounds={T: 8})` (the
+        executed schedule as a timeline). See tidal.frontend.drawing."""
+        from .drawing import draw
+
+        draw(self, kind, path, **options)
+
+    def _repr_svg_(self) -> str | None:
+        """Jupyter shows an Executable as its SDG (None without Graphviz)."""
+        from .drawing import render_dot, sdg_dot
+
+        try:
+            return render_dot(sdg_dot(self), "svg").decode()
+        except TidalError:
+            return None
+
+    def run(self, bounds: Mapping | None = None, inputs: Mapping | None = None, *,
+            progress: bool | None = None) -> dict[str, Any]:
+        """Runs for `bounds`; `progress=True` (or TIDAL_PROGRESS=1) shows a bar
+        with steps per second over each outermost loop (scheduled backends)."""
         b = normalize_bounds(self.program, bounds)
         values = validate_inputs(self.program, inputs, b)
         if self.compiled is not None:
-            return self.compiled.run(b, values)
+            if progress is None:
+                progress = bool(os.environ.get("TIDAL_PROGRESS"))
+            return self.compiled.run(b, values, progress=bool(progress))
         from tidal.runtime.reference import evaluate as reference_evaluate
 
         return reference_evaluate(self.module, b, values, self.udfs)

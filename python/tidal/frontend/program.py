@@ -227,15 +227,21 @@ class Program:
 
         return print_module(lower_to_sdg(self.module()), locations)
 
-    def compile(self, backend: str = "jax"):
+    def compile(self, backend: str = "jax", *, passes=None, dump=None, timings=None, progress=None):
         """Compile once; `.run(bounds={T: 10}, inputs={"x": arr})` for any bounds.
 
         backend: "jax" (default) or "numpy" run the isl-scheduled program;
         "reference" uses the reference interpreter (slow, obviously correct).
+        passes: the sdg passes run after rt-to-sdg (pipeline elements, e.g.
+        ["sdg-dce"]; default tidal.frontend.compile_pipeline.DEFAULT_SDG_PASSES).
+        dump: a directory that gets every compile stage as a numbered file and
+        an index.json (or set TIDAL_DUMP). timings: print the stages' times
+        (or TIDAL_TIMINGS=1). progress: print each stage as it starts (or
+        TIDAL_PROGRESS=1).
         """
         from .executable import Executable
 
-        return Executable(self, backend)
+        return Executable(self, backend, passes=passes, dump=dump, timings=timings, progress=progress)
 
     def __repr__(self) -> str:
         dims = ", ".join(f"{d.step.name} < {d.bound.name}" for d in self.dim_list)

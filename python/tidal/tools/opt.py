@@ -69,6 +69,7 @@ def _parser() -> _Parser:
     p.add_argument("--mlir-print-ir-before", action="append", default=[], metavar="PASS")
     p.add_argument("--mlir-print-ir-after", action="append", default=[], metavar="PASS")
     p.add_argument("--mlir-print-op-generic", action="store_true")
+    p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations (loc(...))")
     p.add_argument("--allow-unregistered-dialect", action="store_true")
     p.add_argument("--no-implicit-module", action="store_true",
                    help="the input's single top-level op is the root (no implicit builtin.module)")
@@ -229,7 +230,8 @@ class _Driver:
                         failed = True
                 if root is not None and not failed:
                     output = root.operation.get_asm(
-                        print_generic_op_form=args.mlir_print_op_generic) + "\n"
+                        print_generic_op_form=args.mlir_print_op_generic,
+                        enable_debug_info=args.mlir_print_debuginfo) + "\n"
         finally:
             handler.detach()
         failed = failed or any(d.severity == "error" for d in diags)

@@ -17,7 +17,7 @@ def backend(monkeypatch):
 
     def rt_to_sdg(module):
         seen["lowered"] = module
-        module.operation.attributes["lowered_by_stand_in"] = __import__("mlir").ir.UnitAttr.get(
+        module.operation.attributes["test.lowered_by_stand_in"] = __import__("mlir").ir.UnitAttr.get(
             module.context)
 
     def evaluate(module, bounds, inputs, udfs=None):
@@ -48,7 +48,7 @@ def inputs(nt=3, ni=2):
 def test_compile_lowers_and_run_passes_names_arrays_and_udfs(backend):
     p, (i, I), (t, T) = program()
     exe = p.compile(backend="reference")
-    assert backend["lowered"] is exe.module and "lowered_by_stand_in" in str(exe.module)
+    assert backend["lowered"] is exe.module and "test.lowered_by_stand_in" in str(exe.module)
     given = inputs()
     given["x"] = given["x"].astype(np.float64).tolist()  # lists and wider floats are converted
     assert exe.run(bounds={T: 3, "I": 2}, inputs=given) == {"ok": True}
@@ -72,7 +72,7 @@ def test_bounds_accept_dims_symbols_and_names(backend):
 
 def test_sdg_text_comes_from_the_pass(backend):
     p, _, _ = program()
-    assert "lowered_by_stand_in" in p.sdg()
+    assert "test.lowered_by_stand_in" in p.sdg()
 
 
 def test_unknown_backend():

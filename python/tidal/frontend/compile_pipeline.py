@@ -1,0 +1,116 @@
+"""The stages of `p.compile()`, in order: this list is the pipeline.
+
+    rt                 trace the Python program into the rt dialect       (.mlir)
+    rt-to-sdg          the symbolic dependence graph                      (.mlir)
+    <each sdg pass>    `passes`, by default DEFAULT_SDG_PASSES            (.mlir)
+    ... then, for the scheduled backends (tidal.runtime.scheduled.compile_sdg):
+    sdg-schedule       isl schedule, as the graph's tidal.schedule attr   (.mlir)
+    schedule           the schedule tree and the loop nest                (.txt)
+    sdg-lower-to-scf   the scf loops over the bounds                      (.mlir)
+    storage            the store of every value, checked                  (.txt)
+    host               the generated launchers and host program           (.py)
+
+Every stage is timed and kept (`exe.stages`, `exe.timings()`), and written
+to a directory with `p.compile(dump=DIR)` or `TIDAL_DUMP=DIR`
+(tidal.passes.stages). Each `.mlir` stage re-parses with `tidal-opt`, and a
+pass stage is its recorded pipeline applied to the previous `.mlir` file.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Sequence
+
+from tidal.passes.stages import CompileStages, module_text
+
+from .errors import TidalError
+
+__all__ = ["DEFAULT_SDG_PASSES", "run_frontend_stages", "make_stages"]
+
+# sdg passes every compile runs after rt-to-sdg (pipeline elements, with options).
+DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce",)
+
+
+def _flag(value: Any, env: str) -> Any:
+    if value is None:
+        value = os.environ.get(env) or None
+    return value
+
+
+def _plugins(steps) -> tuple:
+    """Files of the modules outside Tidal that define the pipeline's passes
+    (named in reproducers as --load-pass-plugin)."""
+    out = []
+    for _, _, step in steps:
+        if not hasattr(step, "pass_"):
+            continue
+        module = type(step.pass_).__module__
+        path = getattr(sys.modules.get(module), "__file__", None)
+        if path and not module.startswith("tidal.") and path not in out:
+            out.append(path)
+    return tuple(out)
+
+
+def _sdg_steps(passes: Sequence[str] | str | None):
+    from tidal.passes import PipelineError, parse_pipeline
+    from tidal.passes.runner import upstream_pass_exists
+
+    if passes is None:
+        passes = DEFAULT_SDG_PASSES
+    text = passes if isinstance(passes, str) else ",".join(passes)
+    if not text.strip():
+        return []
+    try:
+        pipeline = parse_pipeline(f"builtin.module({text})")
+    except PipelineError as e:
+        raise TidalError(f"p.compile(passes=...): {e.message} in {text!r}",
+                         "name registered passes, e.g. passes=['sdg-dce'] (tidal-opt --list-passes)") from None
+    steps = []
+    for step in pipeline.steps:   # (stage name, pipeline element text, step)
+        if hasattr(step, "pass_"):
+            element = pipeline.text[step.ref.start:step.ref.end] if step.ref else step.name
+            steps.append((step.name, element, step))
+        else:
+            unknown = [r.name for r in step.refs if not upstream_pass_exists(r.name)]
+            if unknown:
+                raise TidalError(f"p.compile(passes=...): '{unknown[0]}' is not a registered pass",
+                                 "name Tidal or MLIR passes, e.g. passes=['sdg-dce', 'cse'] "
+                                 "(tidal-opt --list-passes lists them)")
+            steps.append((step.text, step.text, step))
+    return steps
+
+
+def make_stages(passes, dump, progress):
+    steps = _sdg_steps(passes)
+    dump = _flag(dump, "TIDAL_DUMP")
+    progress = bool(_flag(progress, "TIDAL_PROGRESS"))
+    return steps, CompileStages(dump, progress=progress, plugins=_plugins(steps), user_errors=(TidalError,))
+
+
+def _run_step(step, root) -> None:
+    from tidal.passes import TidalStep, run_pipeline
+
+    if isinstance(step, TidalStep):
+        step.pass_.run(root)
+        root.verify()
+    else:
+        run_pipeline(root, f"builtin.module({step.text})")
+
+
+def run_frontend_stages(program, steps, stages: CompileStages):
+    """rt, rt-to-sdg and the sdg passes; returns (rt module, sdg module)."""
+    from tidal.passes.rt_to_sdg import rt_to_sdg
+
+    rt = stages.run("rt", program.module, text=module_text, suffix=".mlir")
+    sdg = program.module()
+
+    def convert():
+        rt_to_sdg(sdg)
+        return sdg
+
+    stages.run("rt-to-sdg", convert, text=module_text, suffix=".mlir", pipeline="builtin.module(rt-to-sdg)")
+    root = sdg.operation
+    for name, element, step in steps:
+        stages.run(name, lambda step=step: _run_step(step, root), text=lambda _: module_text(sdg),
+                   suffix=".mlir", pipeline=f"builtin.module({element})")
+    return rt, sdg

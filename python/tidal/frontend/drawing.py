@@ -1,0 +1,133 @@
+"""Pictures of a compiled program: `exe.draw(kind, path, **options)`.
+
+* `exe.draw("sdg", "g.svg")`: the symbolic dependence graph the program was
+  compiled from (after the sdg passes), as Graphviz DOT
+  (tidal.lowering.sdg_dot): `.dot` writes the text, `.svg`/`.png`/`.pdf` lay
+  it out with Graphviz through pygraphviz, whose wheels bundle Graphviz
+  (`pip install 'tidal[draw]'`).
+* `exe.draw("schedule", "s.png", bounds={T: 8})`: the schedule a run with
+  those bounds executes, as a timeline: x is the execution order, y the op,
+  one mark per launch labelled with its point, one colour per host loop. It
+  is recorded from the generated host program itself
+  (tidal.runtime.scheduled.schedule_trace), drawn with matplotlib.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .errors import TidalError
+
+__all__ = ["draw", "sdg_dot", "render_dot"]
+
+_GRAPHVIZ_FORMATS = ("svg", "png", "pdf")
+
+
+def _extension(path: str, allowed: tuple) -> str:
+    ext = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    if ext not in allowed:
+        raise TidalError(f"cannot draw to {os.fspath(path)!r}: the format follows the extension, "
+                         f"one of {', '.join('.' + a for a in allowed)}", "e.g. exe.draw('sdg', 'g.svg')")
+    return ext
+
+
+def sdg_dot(exe: Any) -> str:
+    """The DOT text of the program's symbolic dependence graph."""
+    from tidal.lowering.graph import graphs_in, read_graph
+    from tidal.lowering.sdg_dot import graph_dot
+
+    with exe.module.context:
+        return "".join(graph_dot(read_graph(g)) for g in graphs_in(exe.module.operation))
+
+
+def render_dot(dot: str, fmt: str) -> bytes:
+    """DOT laid out and rendered by Graphviz (pygraphviz)."""
+    try:
+        import pygraphviz
+    except ImportError:
+        raise TidalError(f"rendering .{fmt} needs Graphviz, through pygraphviz (its wheels bundle it)",
+                         "pip install 'pygraphviz>=2.0.4' (or 'tidal[draw]'); .dot files need nothing") from None
+    graph = pygraphviz.AGraph(string=dot)
+    return graph.draw(format=fmt, prog="dot")
+
+
+def _draw_sdg(exe: Any, path: str) -> None:
+    ext = _extension(path, ("dot",) + _GRAPHVIZ_FORMATS)
+    dot = sdg_dot(exe)
+    if ext == "dot":
+        with open(path, "w") as f:
+            f.write(dot)
+        return
+    try:
+        data = render_dot(dot, ext)
+    except TidalError as e:
+        fallback = os.path.splitext(os.fspath(path))[0] + ".dot"
+        with open(fallback, "w") as f:
+            f.write(dot)
+        raise TidalError(f"{e.reason}; the DOT text is in {fallback}", e.hint) from None
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _draw_schedule(exe: Any, path: str, bounds: Any = None, annotate: bool = True) -> None:
+    ext = _extension(path, ("png", "svg", "pdf"))
+    if exe.compiled is None:
+        raise TidalError("the reference backend evaluates on demand and has no schedule to draw",
+                         'compile with backend="jax" or "numpy"')
+    if bounds is None:
+        raise TidalError("drawing a schedule needs small bounds", "e.g. exe.draw('schedule', 's.png', "
+                         "bounds={T: 8})")
+    from .executable import normalize_bounds
+
+    launches = exe.compiled.trace(normalize_bounds(exe.program, bounds))
+    try:
+        import matplotlib
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise TidalError("drawing a schedule needs matplotlib", "pip install matplotlib (or 'tidal[draw]')") from None
+    graph = exe.compiled.graph
+    nodes = sorted({launch.node for launch in launches})
+    row = {k: len(nodes) - 1 - i for i, k in enumerate(nodes)}
+    width = min(60.0, max(6.0, 0.28 * len(launches) + 3))
+    height = min(40.0, max(2.5, 0.38 * len(nodes) + 1.2))
+    fig, ax = plt.subplots(figsize=(width, height))
+    colours = plt.get_cmap("tab10")
+    loops = sorted({launch.loop for launch in launches})
+    for loop in loops:
+        xs = [x for x, launch in enumerate(launches) if launch.loop == loop]
+        ys = [row[launches[x].node] for x in xs]
+        ax.scatter(xs, ys, s=36, color=colours(loops.index(loop) % 10), zorder=2,
+                   label="straight-line code" if loop == 0 else f"host loop {loop}")
+    if annotate:
+        for x, launch in enumerate(launches):
+            if launch.point:
+                ax.annotate(",".join(map(str, launch.point)), (x, row[launch.node]), fontsize=6,
+                            textcoords="offset points", xytext=(0, 5), ha="center")
+    ax.set_yticks(range(len(nodes)))
+    ax.set_yticklabels([graph.nodes[k].label for k in reversed(nodes)], fontsize=7)
+    ax.set_xlabel("execution order (launch number)")
+    ax.grid(axis="y", color="#dddddd", zorder=0)
+    shown = ", ".join(f"{k} = {v}" for k, v in normalize_bounds(exe.program, bounds).items())
+    ax.set_title(f"@{graph.name}: executed schedule ({len(launches)} launches, {shown})", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, format=ext, dpi=110)
+    plt.close(fig)
+
+
+def draw(exe: Any, kind: str, path: Any, **options: Any) -> None:
+    """`exe.draw(kind, path, **options)`; see the module doc."""
+    path = os.fspath(path)
+    if kind == "sdg":
+        if options:
+            raise TidalError(f"exe.draw('sdg') takes no options, got {', '.join(options)}", "remove them")
+        _draw_sdg(exe, path)
+    elif kind == "schedule":
+        unknown = set(options) - {"bounds", "annotate"}
+        if unknown:
+            raise TidalError(f"exe.draw('schedule') does not take {', '.join(sorted(unknown))}",
+                             "options: bounds={T: 8}, annotate=True")
+        _draw_schedule(exe, path, **options)
+    else:
+        raise TidalError(f"exe.draw: unknown kind {kind!r}", "draw 'sdg' or 'schedule'")
