@@ -27,6 +27,9 @@ from program_desc import BOUND, SLICES, comp_eval, cond_eval, kind_of, udf_fn, w
 
 WIDE = {"f": np.float64, "i": np.int64, "b": np.bool_}
 TOL = {"float32": 2e-5, "float64": 1e-10}
+# Integers up to these convert to the float type exactly; beyond, the backends
+# round (8589934588 -> 8589934592.0 in float32) where this evaluator does not.
+EXACT_INT = {"float32": 2 ** 24, "float64": 2 ** 53}
 
 
 class GeneratorBug(AssertionError):
@@ -107,6 +110,10 @@ class Evaluator:
         k = kind_of(dtype)
         src = kind_of(src_dtype) if src_dtype else None
         if k == "f":
+            if self.check and src in ("i", "b") and dtype in EXACT_INT:
+                a = np.abs(np.asarray(x, dtype=np.int64))
+                if a.size and a.max() > EXACT_INT[dtype]:
+                    raise Fragile(f"an integer {dtype} cannot hold exactly is converted (rounded)")
             x = xp.asarray(x, dtype=np.float64)
             if self.check:
                 a = np.asarray(x)
