@@ -1,17 +1,45 @@
 # Tidal developer entry points. `make test` and `make demo` work on a fresh
 # machine with Python >= 3.10, a C++17 compiler and network access to PyPI.
+#
+# Everything installs into one Python environment, never the system's: the
+# active virtualenv or conda environment if there is one, else the project's
+# own `.venv` (created on first use). `make PYTHON=...` picks another.
+ifneq ($(VIRTUAL_ENV)$(CONDA_PREFIX),)
 PYTHON ?= python3
+else
+PYTHON ?= $(CURDIR)/.venv/bin/python
+# The environment's scripts (tidal-opt, mlir-opt, FileCheck) come first on PATH,
+# as after `source .venv/bin/activate`.
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
+endif
 PIP := $(PYTHON) -m pip
 
-.PHONY: install test lit pytest demo bench
+.PHONY: install install-core venv test lit pytest demo bench
 
 # Build requirements come from pyproject.toml's [build-system] (one source of
 # truth); the C++ dialects then build once, incrementally afterwards.
-install:
+venv:
+	@if [ "$(PYTHON)" = "$(CURDIR)/.venv/bin/python" ] && [ ! -x "$(PYTHON)" ]; then \
+	  echo "creating $(CURDIR)/.venv (no virtualenv or conda environment is active)"; \
+	  python3 -m venv "$(CURDIR)/.venv"; \
+	fi
+
+# Tidal (editable, the C++ dialects built) with the extras in $(1).
+define install_tidal
 	$(PYTHON) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))" > build-requirements.txt
 	$(PIP) install -q -r build-requirements.txt
-	$(PIP) install -q --no-build-isolation -e ".[test,draw]"
+	$(PIP) install -q --no-build-isolation -e ".$(1)"
 	rm -f build-requirements.txt
+endef
+
+# What running Tidal needs (the demo).
+install-core: venv
+	$(call install_tidal,)
+
+# Plus the test tools and what pictures need (the suite draws).
+TEST_EXTRAS := [test,draw]
+install: venv
+	$(call install_tidal,$(TEST_EXTRAS))
 
 lit:
 	$(PYTHON) -c "import sys, lit.main; sys.argv[0] = 'lit'; lit.main.main()" -sv test/lit
@@ -22,7 +50,7 @@ pytest:
 # All tests: lit fixtures, then pytest (whose summary line closes the run).
 test: install lit pytest
 
-demo: install
+demo: install-core
 	$(PYTHON) examples/demo.py
 
 bench: install
