@@ -1,5 +1,5 @@
 # Tidal developer entry points. `make test` and `make demo` work on a fresh
-# machine with Python >= 3.10, a C++17 compiler and network access to PyPI.
+# machine with Python >= 3.11, a C++17 compiler and network access to PyPI.
 #
 # Everything installs into one Python environment, never the system's: the
 # active virtualenv or conda environment if there is one, else the project's

@@ -3,7 +3,7 @@
 `p.compile()` is a fixed, ordered list of stages (see
 `tidal.frontend.executable.Executable` for the list): tracing to `rt`,
 `rt-to-sdg`, each `sdg` pass, scheduling, lowering to `scf`, storage planning
-and host-program generation. Each stage runs through `CompileStages.run`,
+host-program generation and loading. Each stage runs through `CompileStages.run`,
 which times it and keeps its output as text (MLIR for IR stages, with
 locations; the isl schedule and loop nest; the store plans; the generated
 Python). With a dump directory every stage is written as a numbered file as

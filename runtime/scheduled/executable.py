@@ -92,8 +92,12 @@ class Executable:
             self.statements = self.sched.statements()
             self.source, self.host_program = stages.run("host", lambda: self._generate(graph), text=lambda r: r[0],
                                               suffix=".py")
+        stages.run("load", self._load, text=lambda _: "\n".join(self.kernel_names) + "\n", suffix=".txt")
+
+    def _load(self) -> None:
+        """The host program compiled and its namespace filled (kernels wrapped for jit)."""
         self.ns = self._namespace(self._gen)
-        exec(compile(self.source, f"<tidal program @{graph.name}>", "exec"), self.ns)  # noqa: S102
+        exec(compile(self.source, f"<tidal program @{self.graph.name}>", "exec"), self.ns)  # noqa: S102
         self._program = self.ns["_program"]
 
     def _generate(self, graph):

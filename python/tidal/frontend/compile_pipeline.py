@@ -9,6 +9,7 @@
     sdg-lower-to-scf   the scf loops over the bounds                      (.mlir)
     storage            the store of every value, checked                  (.txt)
     host               the generated launchers and host program           (.py)
+    load               the host program compiled, its kernels wrapped     (.txt: kernel names)
 
 Every stage is timed and kept (`exe.stages`, `exe.timings()`), and written
 to a directory with `p.compile(dump=DIR)` or `TIDAL_DUMP=DIR`
