@@ -48,6 +48,7 @@ from collections import deque
 import islpy as isl
 
 from .polyhedral import Polyhedral
+from .graph import components
 
 __all__ = ["needed_domains", "ROOTS"]
 
@@ -213,47 +214,5 @@ def _closure(component, edges, needed, ctx) -> dict | None:
 
 def _components(graph) -> list[list[int]]:
     """Strongly connected components of "node reads node", consumers before
-    the producers they read (Tarjan's algorithm, iterative)."""
-    succ = {n.index: sorted({e.source for e in n.edges}) for n in graph.nodes}
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    stack: list[int] = []
-    on_stack: set[int] = set()
-    out: list[list[int]] = []
-    counter = 0
-    for root in succ:
-        if root in index:
-            continue
-        work = [(root, 0)]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            v, i = work[-1]
-            if i < len(succ[v]):
-                work[-1] = (v, i + 1)
-                w = succ[v][i]
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, 0))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                low[u] = min(low[u], low[v])
-            if low[v] == index[v]:
-                component = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    component.append(w)
-                    if w == v:
-                        break
-                out.append(sorted(component))
-    return out[::-1]   # Tarjan emits producers first
+    the producers they read."""
+    return components(graph)[::-1]
