@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 from .base import OpError
 
-__all__ = ["Stage", "CompileStages", "InternalCompilerError", "module_text", "replay_command"]
+__all__ = ["Stage", "CompileStages", "InternalCompilerError", "module_text", "module_snapshot", "replay_command"]
 
 SUFFIXES = (".mlir", ".txt", ".py")
 
@@ -44,6 +44,23 @@ def module_text(module) -> str:
     """The IR of a module or operation as `tidal-opt --mlir-print-debuginfo` prints it."""
     op = module.operation if hasattr(module, "operation") else module
     return op.get_asm(enable_debug_info=True) + "\n"
+
+
+def module_snapshot(module) -> Callable[[], str]:
+    """The module as it is now, printed later (`module_text`) and only if asked:
+    a clone of its operation (attributes, weights included, are uniqued in the
+    context and shared, so this is cheap) instead of text that can run to tens of
+    megabytes for a model's dense weights."""
+    op = module.operation if hasattr(module, "operation") else module
+    clone = op.clone()
+    cached: list[str] = []
+
+    def render() -> str:
+        if not cached:
+            cached.append(module_text(clone))
+        return cached[0]
+
+    return render
 
 
 def replay_command(pipeline: str, path: str, plugins: tuple = ()) -> str:
@@ -55,14 +72,21 @@ def replay_command(pipeline: str, path: str, plugins: tuple = ()) -> str:
 
 @dataclass
 class Stage:
-    """One stage of a compile: its output as text (`suffix` tells which kind)."""
+    """One stage of a compile: its output as text (`suffix` tells which kind).
+    `output` is the text, or a function that renders it on first use."""
 
     name: str
-    text: str
+    output: str | Callable[[], str]
     seconds: float
     suffix: str                    # ".mlir", ".txt" or ".py"
     pipeline: str | None = None    # pass stages: builtin.module(...) from the previous .mlir stage
     file: str | None = None        # the dump file (None: not dumped, or the IR did not change)
+
+    @property
+    def text(self) -> str:
+        if callable(self.output):
+            self.output = self.output()
+        return self.output
 
     def as_json(self, previous_file: str | None, plugins: tuple) -> dict:
         out = {"name": self.name, "file": self.file, "seconds": round(self.seconds, 6)}
@@ -109,9 +133,10 @@ class CompileStages:
     def last_mlir(self) -> Stage | None:
         return next((s for s in reversed(self.stages) if s.suffix == ".mlir"), None)
 
-    def run(self, name: str, fn: Callable[[], Any], *, text: Callable[[Any], str],
+    def run(self, name: str, fn: Callable[[], Any], *, text: Callable[[Any], Any],
             suffix: str = ".txt", pipeline: str | None = None) -> Any:
-        """Runs `fn()`, records `text(result)` as stage `name` and returns the result.
+        """Runs `fn()`, records `text(result)` (a str, or a function rendering it
+        later, e.g. `module_snapshot`) as stage `name` and returns the result.
         `pipeline` (builtin.module(...)): this stage is that tidal-opt pipeline
         applied to the previous `.mlir` stage."""
         if suffix not in SUFFIXES:
@@ -131,10 +156,12 @@ class CompileStages:
 
     def record(self, stage: Stage) -> None:
         previous = self.last_mlir()
+        self.stages.append(stage)
+        if self.dump is None:
+            return
         unchanged = (stage.pipeline is not None and previous is not None
                      and stage.suffix == ".mlir" and previous.text == stage.text)
-        self.stages.append(stage)
-        if self.dump is not None and not unchanged:
+        if not unchanged:
             stage.file = f"{sum(s.file is not None for s in self.stages):02d}-{stage.name}{stage.suffix}"
             with open(os.path.join(self.dump, stage.file), "w") as f:
                 f.write(stage.text)

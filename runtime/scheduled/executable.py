@@ -21,7 +21,7 @@ from tidal.lowering.schedule import ScheduleError, ScheduleOptions, schedule_gra
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
-from tidal.passes.stages import CompileStages, module_text
+from tidal.passes.stages import CompileStages, module_snapshot
 from tidal.symbolic import compile_expr, evaluate, parse, slice_size
 
 from ..reference import load_graph
@@ -82,10 +82,10 @@ class Executable:
                 graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text())
                 return sched
 
-            self.sched = stages.run("sdg-schedule", schedule, text=lambda _: module_text(root), suffix=".mlir",
+            self.sched = stages.run("sdg-schedule", schedule, text=lambda _: module_snapshot(root), suffix=".mlir",
                                     pipeline=f"builtin.module({schedule_pipeline_element(options)})")
             stages.run("schedule", lambda: None, text=lambda _: self.schedule_text(), suffix=".txt")
-            stages.run("sdg-lower-to-scf", lambda: lower_graph_op(graph_op), text=lambda _: module_text(root),
+            stages.run("sdg-lower-to-scf", lambda: lower_graph_op(graph_op), text=lambda _: module_snapshot(root),
                        suffix=".mlir", pipeline="builtin.module(sdg-lower-to-scf)")
             self.lowered = str(root)
             self.plans = stages.run("storage", lambda: plan_storage(self.sched), text=self.format_plans, suffix=".txt")

@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any, Sequence
 
-from tidal.passes.stages import CompileStages, module_text
+from tidal.passes.stages import CompileStages, module_snapshot
 
 from .errors import TidalError
 
@@ -102,16 +102,16 @@ def run_frontend_stages(program, steps, stages: CompileStages):
     """rt, rt-to-sdg and the sdg passes; returns (rt module, sdg module)."""
     from tidal.passes.rt_to_sdg import rt_to_sdg
 
-    rt = stages.run("rt", program.module, text=module_text, suffix=".mlir")
+    rt = stages.run("rt", program.module, text=module_snapshot, suffix=".mlir")
     sdg = program.module()
 
     def convert():
         rt_to_sdg(sdg)
         return sdg
 
-    stages.run("rt-to-sdg", convert, text=module_text, suffix=".mlir", pipeline="builtin.module(rt-to-sdg)")
+    stages.run("rt-to-sdg", convert, text=module_snapshot, suffix=".mlir", pipeline="builtin.module(rt-to-sdg)")
     root = sdg.operation
     for name, element, step in steps:
-        stages.run(name, lambda step=step: _run_step(step, root), text=lambda _: module_text(sdg),
+        stages.run(name, lambda step=step: _run_step(step, root), text=lambda _: module_snapshot(sdg),
                    suffix=".mlir", pipeline=f"builtin.module({element})")
     return rt, sdg
