@@ -145,3 +145,20 @@ def test_components_are_the_strongly_connected_components_in_dependency_order(ca
             assert (where[a] == where[b]) == same
             if _reaches(graph, a, b) and not same:   # a reads b: b's component comes first
                 assert where[b] < where[a]
+
+
+def test_a_graph_whose_layout_crashes_graphviz_still_renders(tmp_path):
+    """Graphviz 14's dot layout segfaults (gvFreeLayout) on this graph, the
+    walk-through example's: rendering runs in a child process and retries
+    with other layout settings, so the user's process survives and gets the SVG."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    try:
+        from inspect_compile import build
+    finally:
+        sys.path.pop(0)
+    exe = build().compile(backend="numpy")
+    exe.draw("sdg", tmp_path / "g.svg")
+    svg = (tmp_path / "g.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and svg.count("<g id=\"node") == len(exe.compiled.graph.nodes)

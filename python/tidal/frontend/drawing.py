@@ -40,15 +40,34 @@ def sdg_dot(exe: Any) -> str:
         return "".join(graph_dot(read_graph(g)) for g in graphs_in(exe.module.operation))
 
 
+# Graphviz's dot layout crashes (a segmentation fault in gvFreeLayout) on some
+# graphs with edge labels, depending on layout details: rendering runs in a
+# child process, and a crash is retried with layout settings that avoid it.
+_RENDER = ("import sys, pygraphviz\n"
+           "g = pygraphviz.AGraph(string=sys.stdin.read())\n"
+           "sys.stdout.buffer.write(g.draw(format=sys.argv[1], prog='dot'))\n")
+_RETRIES = ("", "newrank=true;", 'splines="polyline";', 'newrank=true; splines="polyline";')
+
+
 def render_dot(dot: str, fmt: str) -> bytes:
-    """DOT laid out and rendered by Graphviz (pygraphviz)."""
-    try:
-        import pygraphviz
-    except ImportError:
+    """DOT laid out and rendered by Graphviz (pygraphviz, in a child process)."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("pygraphviz") is None:
         raise TidalError(f"rendering .{fmt} needs Graphviz, through pygraphviz (its wheels bundle it)",
-                         "pip install 'pygraphviz>=2.0.4' (or 'tidal[draw]'); .dot files need nothing") from None
-    graph = pygraphviz.AGraph(string=dot)
-    return graph.draw(format=fmt, prog="dot")
+                         "pip install 'pygraphviz>=2.0.4' (or 'tidal[draw]'); .dot files need nothing")
+    errors = []
+    for extra in _RETRIES:
+        text = dot.replace("{\n", "{\n  " + extra + "\n", 1) if extra else dot
+        r = subprocess.run([sys.executable, "-c", _RENDER, fmt], input=text.encode(), capture_output=True,
+                           timeout=300)
+        if r.returncode == 0 and r.stdout:
+            return r.stdout
+        errors.append(f"exit status {r.returncode}")
+    raise TidalError(f"Graphviz failed to lay out the graph ({', '.join(errors)})",
+                     "draw to .dot and render it with another Graphviz (dot -Tsvg g.dot)")
 
 
 def _draw_sdg(exe: Any, path: str) -> None:
