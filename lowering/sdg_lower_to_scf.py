@@ -48,21 +48,30 @@ from .to_scf import SCHEDULE_ATTR, lower_to_text, symbol_ref
 __all__ = ["SdgLowerToScf", "lower_graph_op"]
 
 
-def lower_graph_op(graph_op: ir.Operation) -> list[ir.Operation]:
-    """Lowers one scheduled graph; inserts and returns the new functions."""
-    graph = read_graph(graph_op)
-    if SCHEDULE_ATTR not in graph_op.attributes:
-        raise PassFailure(f"sdg.graph @{graph.name} has no {SCHEDULE_ATTR} attribute: run sdg-schedule first",
-                          graph_op)
-    attr = graph_op.attributes[SCHEDULE_ATTR]
-    if not isinstance(attr, ir.StringAttr):
-        raise PassFailure(f"the {SCHEDULE_ATTR} attribute of sdg.graph @{graph.name} is not a string "
-                          f"(re-run sdg-schedule)", graph_op)
-    text = ir.StringAttr(attr).value
-    try:
-        sched = load_schedule(graph, text)
-    except ScheduleError as e:
-        raise PassFailure(str(e), culprit(graph, e)) from None
+def lower_graph_op(graph_op: ir.Operation, sched=None) -> list[ir.Operation]:
+    """Lowers one scheduled graph; inserts and returns the new functions.
+
+    `sched`: the GraphSchedule that `schedule_graph` computed for this graph op
+    in this process (the runtime passes it). It is used as is, instead of
+    re-reading the `tidal.schedule` attribute and deriving the domains again:
+    isl's text of a set need not read back to a set the derivation compares
+    equal in a long-running process (fuzz finding F9)."""
+    if sched is not None:
+        graph = sched.graph
+    else:
+        graph = read_graph(graph_op)
+        if SCHEDULE_ATTR not in graph_op.attributes:
+            raise PassFailure(f"sdg.graph @{graph.name} has no {SCHEDULE_ATTR} attribute: run sdg-schedule first",
+                              graph_op)
+        attr = graph_op.attributes[SCHEDULE_ATTR]
+        if not isinstance(attr, ir.StringAttr):
+            raise PassFailure(f"the {SCHEDULE_ATTR} attribute of sdg.graph @{graph.name} is not a string "
+                              f"(re-run sdg-schedule)", graph_op)
+        text = ir.StringAttr(attr).value
+        try:
+            sched = load_schedule(graph, text)
+        except ScheduleError as e:
+            raise PassFailure(str(e), culprit(graph, e)) from None
     try:
         tree = from_isl(sched.ast())
     except ValueError as e:  # a hand-written schedule attribute isl scans with unsupported loops

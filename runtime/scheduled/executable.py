@@ -85,7 +85,7 @@ class Executable:
             self.sched = stages.run("sdg-schedule", schedule, text=lambda _: module_snapshot(root), suffix=".mlir",
                                     pipeline=f"builtin.module({schedule_pipeline_element(options)})")
             stages.run("schedule", lambda: None, text=lambda _: self.schedule_text(), suffix=".txt")
-            stages.run("sdg-lower-to-scf", lambda: lower_graph_op(graph_op), text=lambda _: module_snapshot(root),
+            stages.run("sdg-lower-to-scf", lambda: lower_graph_op(graph_op, self.sched), text=lambda _: module_snapshot(root),
                        suffix=".mlir", pipeline="builtin.module(sdg-lower-to-scf)")
             self.lowered = str(root)
             self.plans = stages.run("storage", lambda: plan_storage(self.sched), text=self.format_plans, suffix=".txt")

@@ -180,3 +180,23 @@ def test_progress_for_compile_and_run(capsys, monkeypatch):
     assert "host loop 1" in err and "19/19" in err
     for k in plain:
         np.testing.assert_array_equal(plain[k], shown[k])
+
+
+def test_the_runtime_lowers_the_schedule_it_computed_without_reading_it_back(monkeypatch):
+    """Fuzz finding F9: after 3,154 programs in one process, re-reading the
+    schedule attribute's text and deriving the domains again gave "the schedule
+    attribute of @fuzz does not match its operators" for a valid program (it
+    compiles in a fresh process). The runtime now hands sdg-lower-to-scf the
+    schedule it computed; only tidal-opt's separate pass reads the attribute."""
+    import tidal.lowering.sdg_lower_to_scf as lower
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the runtime re-read the schedule attribute")
+
+    monkeypatch.setattr(lower, "load_schedule", refuse)
+    exe = _program().compile(backend="numpy")
+    x = np.random.default_rng(0).normal(size=(3, 3)).astype(np.float32)
+    ref = _program().compile(backend="reference").run(bounds={"T": 3}, inputs={"x": x})
+    out = exe.run(bounds={"T": 3}, inputs={"x": x})
+    for k in ref:
+        np.testing.assert_allclose(out[k], ref[k], rtol=1e-5)
