@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tidal as td
+from numeric_checks import central_differences
 from tidal.runtime import kernels as K
 
 BACKENDS = ("reference", "numpy", "jax", "jax-x64")
@@ -310,16 +311,6 @@ def test_sort_and_topk_over_temporal_windows():
             same(out["row"][k], ref_sort(xs[k])[0])
 
 
-def _numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += eps
-        lo[idx] -= eps
-        g[idx] = (f(hi) - f(lo)) / (2 * eps)
-    return g
-
-
 def test_gradients_of_sort_and_topk_values_match_finite_differences():
     rng = np.random.default_rng(7)
     x0 = rng.standard_normal((3, 5))                      # distinct values: no kinks nearby
@@ -336,7 +327,7 @@ def test_gradients_of_sort_and_topk_values_match_finite_differences():
         (g,) = td.grad(loss, [x])
         p.output("g", g)
         p.output("loss", loss)
-    expected = _numeric_grad(f, x0)
+    expected = central_differences(f, x0)
     for backend, out in run_all(p, {}, {}).items():
         np.testing.assert_allclose(out["loss"], f(x0), rtol=1e-12, err_msg=backend)
         np.testing.assert_allclose(out["g"], expected, rtol=1e-6, atol=1e-8, err_msg=backend)
@@ -358,7 +349,7 @@ def test_gradient_of_topk_over_a_window_per_t():
         loss = (x[td.max(0, t - 1):t + 1].topk(1, dim=0).values.squeeze(0) * w).sum()
         (g,) = td.grad(loss, [x])
         p.output("g", g)
-    expected = _numeric_grad(f, x0)
+    expected = central_differences(f, x0)
     for backend, out in run_all(p, {"T": n}, {"x": x0}).items():
         np.testing.assert_allclose(out["g"], expected, rtol=1e-6, atol=1e-8, err_msg=backend)
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tidal as td
+from numeric_checks import central_differences
 
 BACKENDS = ("reference", "numpy", "jax")
 
@@ -141,16 +142,6 @@ def test_f6_a_reader_moved_after_a_later_write_of_a_ring_slot():
     assert_all(run_everywhere(p, {"T": 4}, {"x": xv}), "o", -3.5)
 
 
-def _central_differences(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[k] += h
-        down[k] -= h
-        g[k] = (f(up) - f(down)) / (2 * h)
-    return g
-
-
 @pytest.mark.parametrize("I", [2, 4])
 def test_f7_gradient_of_two_recurrences_with_a_modular_case_compiles(I):
     """Fuzz finding F7, as the fuzzer shrank it: the scheduled backends
@@ -185,7 +176,7 @@ def test_f7_gradient_of_two_recurrences_with_a_modular_case_compiles(I):
         return total
 
     outs = run_everywhere(p, {"I": I, "T": 3}, {"x0": np.array([False, True, True])})
-    assert_all(outs, "g0", _central_differences(loss, W11.astype(np.float64)), rtol=1e-4, atol=1e-5)
+    assert_all(outs, "g0", central_differences(loss, W11.astype(np.float64)), rtol=1e-4, atol=1e-5)
 
 
 def test_f8_gradient_reads_no_forward_value_the_forward_never_computes():
@@ -221,4 +212,4 @@ def test_f8_gradient_reads_no_forward_value_the_forward_never_computes():
 
     xv = np.random.default_rng(1).normal(size=(3, 3)).astype(np.float32)
     outs = run_everywhere(p, {"I": 3, "T": 3}, {"x0": xv})
-    assert_all(outs, "g0", _central_differences(loss, xv.astype(np.float64)), rtol=1e-4, atol=1e-5)
+    assert_all(outs, "g0", central_differences(loss, xv.astype(np.float64)), rtol=1e-4, atol=1e-5)
