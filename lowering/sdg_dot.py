@@ -7,8 +7,7 @@ operand, from producer to consumer, labelled with its dependence expression
 (`t - 1`, `0:t + 1`, `t:min(t + 3, T)`) and, for a merge branch, its
 condition. Inputs, params and outputs are filled; merges are diamonds; the
 edges inside a cycle (a recurrence: a strongly connected component) are red
-and bold. `clusters` (name -> node indices) draws groups of ops as boxed
-subgraphs (fused islands).
+and bold.
 
 Before (`tidal-opt g.mlir --sdg-view-graph -o /dev/null`):
 
@@ -50,15 +49,10 @@ def _short_location(location: str) -> str:
 
 def _node_label(graph: Graph, k: int) -> str:
     node = graph.nodes[k]
-    head = node.label
     parts = [f"[{', '.join(node.domain)}]"]
-    for shape, dtype in zip(node.result_shapes, node.result_dtypes):
-        parts.append(f"[{', '.join(shape)}] {dtype}")
-    lines = [head, "  ".join(parts)]
-    if node.name == "sdg.output" and node.edges:
-        lines[1] = f"[{', '.join(node.domain)}]"
-    lines.append(_short_location(node.location))
-    return "\n".join(lines)
+    if node.name != "sdg.output":
+        parts += [f"[{', '.join(shape)}] {dtype}" for shape, dtype in zip(node.result_shapes, node.result_dtypes)]
+    return "\n".join([node.label, "  ".join(parts), _short_location(node.location)])
 
 
 def _dep_label(edge) -> str:
@@ -70,7 +64,7 @@ def _dep_label(edge) -> str:
     return text or "[]"
 
 
-def graph_dot(graph: Graph, clusters: dict[str, list[int]] | None = None) -> str:
+def graph_dot(graph: Graph) -> str:
     """The DOT text of `graph` (see the module doc)."""
     cyclic: set[tuple[int, int]] = set()
     for component in components(graph):
@@ -84,11 +78,6 @@ def graph_dot(graph: Graph, clusters: dict[str, list[int]] | None = None) -> str
              f"  label={_q(f'@{graph.name} dims [{dims}]')}; labelloc=\"t\"; rankdir=\"TB\";",
              '  node [fontname="Helvetica", fontsize=10, shape="box"];',
              '  edge [fontname="Helvetica", fontsize=9];']
-    for number, (name, ks) in enumerate(sorted((clusters or {}).items())):
-        lines.append(f"  subgraph cluster_{number} {{")
-        lines.append(f'    label={_q(name)}; style="dashed"; color="#4a6fa5";')
-        lines.extend(f"    n{k};" for k in sorted(ks))
-        lines.append("  }")
     for node in graph.nodes:
         style = _STYLE.get(node.name, "")
         lines.append(f"  n{node.index} [label={_q(_node_label(graph, node.index))}"

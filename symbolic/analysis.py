@@ -144,7 +144,8 @@ def _moving_offset(p: Poly, step: Symbol) -> int | None:
     return None
 
 
-def _is_affine_in(p: Poly, step: Symbol) -> bool:
+def is_affine_in(p: Poly, step: Symbol) -> bool:
+    """True if ``step`` occurs in ``p`` only as a monomial of its own (``a * step + rest``)."""
     return all(len(m) == 1 and m[0] is step for m in p if any(step in a.free_symbols for a in m))
 
 
@@ -172,7 +173,7 @@ def classify(component: Expr, dim: Dim | Symbol) -> Access:
             return Access(AccessPattern.CONSTANT, Const(1))
         poly = int_poly(c)
         offset = _moving_offset(poly, step)
-        if offset is not None or _is_affine_in(poly, step):
+        if offset is not None or is_affine_in(poly, step):
             return Access(AccessPattern.POINT, Const(1), offset=offset)
         return Access(AccessPattern.OTHER, Const(1))
     size = slice_size(c)

@@ -84,10 +84,9 @@ class Executable:
 
             self.sched = stages.run("sdg-schedule", schedule, text=lambda _: module_snapshot(root), suffix=".mlir",
                                     pipeline=f"builtin.module({schedule_pipeline_element(options)})")
-            stages.run("schedule", lambda: None, text=lambda _: self.schedule_text(), suffix=".txt")
+            stages.run("schedule", lambda: None, text=lambda _: self.schedule_text, suffix=".txt")  # printed if asked
             stages.run("sdg-lower-to-scf", lambda: lower_graph_op(graph_op, self.sched), text=lambda _: module_snapshot(root),
                        suffix=".mlir", pipeline="builtin.module(sdg-lower-to-scf)")
-            self.lowered = str(root)
             self.plans = stages.run("storage", lambda: plan_storage(self.sched), text=self.format_plans, suffix=".txt")
             self.statements = self.sched.statements()
             self.source, self.host_program = stages.run("host", lambda: self._generate(graph), text=lambda r: r[0],
@@ -366,6 +365,11 @@ class Executable:
         from .schedule_trace import trace_schedule
 
         return trace_schedule(self.host_program, self.bound_names, self._check_bounds(dict(bounds)))
+
+    @property
+    def lowered(self) -> str:
+        """The module after sdg-lower-to-scf (the stage's text)."""
+        return next(s.text for s in self.stages.stages if s.name == "sdg-lower-to-scf")
 
     def schedule_text(self) -> str:
         """The isl schedule tree, then the loop nest (the `schedule` stage)."""

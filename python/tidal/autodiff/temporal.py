@@ -42,6 +42,7 @@ import itertools
 
 from tidal.symbolic import (FALSE, TRUE, And, Compare, Const, FloorDiv, IndexSeq, Mod, Not, Or,
                             NonInvertibleError, Select, Slice, evaluate, invert, max_, min_, simplify, slice_size, substitute)
+from tidal.symbolic.analysis import is_affine_in
 from tidal.symbolic.poly import expr_to_poly
 
 from tidal.frontend import creation as C
@@ -165,8 +166,7 @@ def _monotone_in(part, step) -> bool:
     """True if the comparison `part` is monotone in `step` (affine, unit steps only)."""
     if not isinstance(part, Compare) or part.op not in ("lt", "le", "gt", "ge"):
         return False
-    diff = expr_to_poly(simplify(part.args[0] - part.args[1]))
-    return all(len(m) == 1 and m[0] is step for m in diff if any(step in a.free_symbols for a in m))
+    return is_affine_in(expr_to_poly(simplify(part.args[0] - part.args[1])), step)
 
 
 def pulled_back(support, sink, inv_comps):

@@ -98,7 +98,8 @@ def _draw_schedule(exe: Any, path: str, bounds: Any = None, annotate: bool = Tru
                          "bounds={T: 8})")
     from .executable import normalize_bounds
 
-    launches = exe.compiled.trace(normalize_bounds(exe.program, bounds))
+    bounds = normalize_bounds(exe.program, bounds)
+    launches = exe.compiled.trace(bounds)
     try:
         import matplotlib
         matplotlib.use("Agg", force=False)
@@ -127,7 +128,7 @@ def _draw_schedule(exe: Any, path: str, bounds: Any = None, annotate: bool = Tru
     ax.set_yticklabels([graph.nodes[k].label for k in reversed(nodes)], fontsize=7)
     ax.set_xlabel("execution order (launch number)")
     ax.grid(axis="y", color="#dddddd", zorder=0)
-    shown = ", ".join(f"{k} = {v}" for k, v in normalize_bounds(exe.program, bounds).items())
+    shown = ", ".join(f"{k} = {v}" for k, v in bounds.items())
     ax.set_title(f"@{graph.name}: executed schedule ({len(launches)} launches, {shown})", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
