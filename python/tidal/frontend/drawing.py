@@ -40,13 +40,25 @@ def sdg_dot(exe: Any) -> str:
         return "".join(graph_dot(read_graph(g)) for g in graphs_in(exe.module.operation))
 
 
-# Graphviz's dot layout crashes (a segmentation fault in gvFreeLayout) on some
-# graphs with edge labels, depending on layout details: rendering runs in a
-# child process, and a crash is retried with layout settings that avoid it.
-_RENDER = ("import sys, pygraphviz\n"
-           "g = pygraphviz.AGraph(string=sys.stdin.read())\n"
-           "sys.stdout.buffer.write(g.draw(format=sys.argv[1], prog='dot'))\n")
-_RETRIES = ("", "newrank=true;", 'splines="polyline";', 'newrank=true; splines="polyline";')
+# Graphviz 14 (bundled in pygraphviz's wheels) crashes in gvFreeLayout, after
+# rendering, on some graphs with edge labels (a use after free in free_label:
+# whether it hits depends on address-space randomisation). Rendering runs in a
+# child process that lays out, renders, writes the result and exits without
+# freeing the layout: the operating system reclaims the memory. A crash before
+# the output is written is retried with other layout settings.
+_RENDER = ("import os, sys\n"
+           "from pygraphviz import AGraph, graphviz as gv\n"
+           "g = AGraph(string=sys.stdin.read())\n"
+           "gvc = gv.gvContextWithBuiltins()\n"
+           "if gv.gvLayout(gvc, g.handle, b'dot'):\n"
+           "    sys.exit('Graphviz could not lay out the graph')\n"
+           "err, data = gv.gvRenderData(gvc, g.handle, sys.argv[1].encode())\n"
+           "if err:\n"
+           "    sys.exit('Graphviz could not render the graph')\n"
+           "sys.stdout.buffer.write(data)\n"
+           "sys.stdout.flush()\n"
+           "os._exit(0)\n")
+_RETRIES = ("", 'splines="polyline";', "newrank=true;", 'newrank=true; splines="polyline";')
 
 
 def render_dot(dot: str, fmt: str) -> bytes:
@@ -65,7 +77,8 @@ def render_dot(dot: str, fmt: str) -> bytes:
                            timeout=300)
         if r.returncode == 0 and r.stdout:
             return r.stdout
-        errors.append(f"exit status {r.returncode}")
+        said = r.stderr.decode(errors="replace").strip().splitlines()
+        errors.append(said[-1] if r.returncode == 1 and said else f"exit status {r.returncode}")
     raise TidalError(f"Graphviz failed to lay out the graph ({', '.join(errors)})",
                      "draw to .dot and render it with another Graphviz (dot -Tsvg g.dot)")
 
