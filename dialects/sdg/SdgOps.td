@@ -108,6 +108,49 @@ def Sdg_OutputOp : Sdg_Op<"output"> {
   let hasVerifier = 1;
 }
 
+def Sdg_IslandOp : Sdg_Op<"island", [SingleBlock, IsolatedFromAbove]> {
+  let summary = "a fused static island: ops that run together at each point";
+  let description = [{
+    Groups operators of one domain whose dependences on each other are the
+    identity (TEMPO's fused dataflow op, paper section 5.4). At each point of
+    its domain the island reads its operands with their dependence
+    expressions (points, never slices), binds them to the body's block
+    arguments, runs the body's ops in order and yields its results. Every
+    body op has the island's domain and reads its operands, which are block
+    arguments or earlier body results, at the identity dependence. A backend
+    compiles the body into one kernel; `sdg-fuse` creates islands.
+
+    Example:
+
+    ```mlir
+    %r = sdg.island %x[t], %h[t - 1] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
+    ^bb0(%a: !tidal.tensor<[4], f32>, %b: !tidal.tensor<[4], f32>):
+      %s = sdg.binary add %a[t], %b[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+      %y = sdg.unary tanh %s[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+      sdg.yield %y : !tidal.tensor<[4], f32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Tidal_AnyTensor>:$inputs,
+                       TypedArrayAttrBase<Tidal_IndexAttr, "dependences">:$deps,
+                       Tidal_IndexAttr:$domain);
+  let results = (outs Variadic<Tidal_AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "custom<DepOperands>($inputs, $deps) `domain` custom<Domain>($domain) attr-dict `:` functional-type($inputs, results) $body";
+  let hasVerifier = 1;
+}
+
+def Sdg_YieldOp : Sdg_Op<"yield", [Pure, Terminator, HasParent<"IslandOp">]> {
+  let summary = "the results of an island's body";
+  let description = [{
+    Ends an `sdg.island` body; its operands become the island's results, in order.
+
+    Example: `sdg.yield %y, %z : !tidal.tensor<[4], f32>, !tidal.tensor<[], f32>`
+  }];
+  let arguments = (ins Variadic<Tidal_AnyTensor>:$values);
+  let assemblyFormat = "($values^ `:` qualified(type($values)))? attr-dict";
+}
+
 defm Sdg : TidalTensorOps<Sdg_Dialect, 1>;
 
 #endif // SDG_OPS_TD

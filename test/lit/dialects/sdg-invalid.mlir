@@ -452,3 +452,77 @@ sdg.graph @p dims [t < T] {
   // expected-error@+1 {{shape dimension must be non-negative, got -2}}
   %r = sdg.full 0.0 domain [] : !tidal.tensor<[-2], f32>
 }
+
+// -----
+sdg.graph @p dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // expected-error@+1 {{operand 0 reads a slice (0:t + 1): an island reads its operands at points}}
+  %i = sdg.island %x[0:t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
+  ^bb0(%a: !tidal.tensor<[4], f32>):
+    sdg.yield %a : !tidal.tensor<[4], f32>
+  }
+}
+
+// -----
+sdg.graph @p dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // expected-error@+1 {{body has 0 arguments but the island has 1 operands}}
+  %i = sdg.island %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
+    %f = sdg.full 0.0 domain [t] : !tidal.tensor<[4], f32>
+    sdg.yield %f : !tidal.tensor<[4], f32>
+  }
+}
+
+// -----
+sdg.graph @p dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // expected-error@+1 {{body argument 0 has type '!tidal.tensor<[3], f32>', which differs from operand 0's '!tidal.tensor<[4], f32>'}}
+  %i = sdg.island %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[3], f32> {
+  ^bb0(%a: !tidal.tensor<[3], f32>):
+    sdg.yield %a : !tidal.tensor<[3], f32>
+  }
+}
+
+// -----
+sdg.graph @p dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %i = sdg.island %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
+  ^bb0(%a: !tidal.tensor<[4], f32>):
+    // expected-error@+1 {{is in an island over domain [t] and must have that domain}}
+    %f = sdg.full 0.0 domain [] : !tidal.tensor<[4], f32>
+    sdg.yield %f : !tidal.tensor<[4], f32>
+  }
+}
+
+// -----
+sdg.graph @p dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %i = sdg.island %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
+  ^bb0(%a: !tidal.tensor<[4], f32>):
+    // expected-error@+1 {{operand 0 is read at [t - 1] inside an island: body ops read at the identity}}
+    %n = sdg.unary neg %a[t - 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+    sdg.yield %n : !tidal.tensor<[4], f32>
+  }
+}
+
+// -----
+sdg.graph @p dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // expected-error@+1 {{yields 1 values whose types differ from the island's results}}
+  %i = sdg.island %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[], f32> {
+  ^bb0(%a: !tidal.tensor<[4], f32>):
+    sdg.yield %a : !tidal.tensor<[4], f32>
+  }
+}
+
+// -----
+sdg.graph @p dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // expected-note@+1 {{required by region isolation constraints}}
+  %i = sdg.island %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
+  ^bb0(%a: !tidal.tensor<[4], f32>):
+    // expected-error@+1 {{using value defined outside the region}}
+    %n = sdg.unary neg %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+    sdg.yield %n : !tidal.tensor<[4], f32>
+  }
+}

@@ -78,6 +78,23 @@ sdg.graph @all_ops dims [i < I, t < T] {
   %rn = sdg.random uniform seed 3 domain [i, t] : !v4
   // CHECK: sdg.symbol_value <i> domain [i]
   %iv = sdg.symbol_value <i> domain [i] : !tidal.tensor<[], i64>
+  // A fused island: reads its operands at points, body ops at the identity.
+  // CHECK: %[[IS:.*]]:2 = sdg.island %[[X]][t], %[[S]][t - 1] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> (!tidal.tensor<[4], f32>, !tidal.tensor<[], f32>) {
+  // CHECK-NEXT: ^bb0(%[[A:.*]]: !tidal.tensor<[4], f32>, %[[B:.*]]: !tidal.tensor<[4], f32>):
+  // CHECK-NEXT: %[[SUM:.*]] = sdg.binary add %[[A]][t], %[[B]][t] domain [t]
+  // CHECK-NEXT: %[[TH:.*]] = sdg.unary tanh %[[SUM]][t] domain [t]
+  // CHECK-NEXT: %[[RED:.*]] = sdg.reduce sum [0] %[[TH]][t] domain [t]
+  // CHECK-NEXT: sdg.yield %[[TH]], %[[RED]] : !tidal.tensor<[4], f32>, !tidal.tensor<[], f32>
+  // CHECK-NEXT: }
+  %isl:2 = sdg.island %x[t], %s[t - 1] domain [t] : (!v4, !v4) -> (!v4, !tidal.tensor<[], f32>) {
+  ^bb0(%ia: !v4, %ib: !v4):
+    %isum = sdg.binary add %ia[t], %ib[t] domain [t] : (!v4, !v4) -> !v4
+    %ith = sdg.unary tanh %isum[t] domain [t] : (!v4) -> !v4
+    %ired = sdg.reduce sum [0] %ith[t] domain [t] : (!v4) -> !tidal.tensor<[], f32>
+    sdg.yield %ith, %ired : !v4, !tidal.tensor<[], f32>
+  }
+  // CHECK: sdg.output "island" %[[IS]]#1[t] domain [t]
+  sdg.output "island" %isl#1[t] domain [t] : !tidal.tensor<[], f32>
   // CHECK: sdg.output "s" %[[S]][t] domain [t] : !tidal.tensor<[4], f32>
   sdg.output "s" %s[t] domain [t] : !v4
   // CHECK: sdg.output "total" %{{.*}}[] domain [] : !tidal.tensor<[4], f32>
