@@ -19,9 +19,11 @@ from tidal.dialects import ops_named
 from tidal.dialects.attrs import (expr_text, index_components, is_tensor_type, tensor_element_type,
                                   tensor_shape)
 from tidal.passes.base import OpError
+from tidal.passes.sccs import strongly_connected
 from tidal.symbolic import TRUE, Dim, Expr, IndexSeq, SymbolicError, free_symbols, parse
 
-__all__ = ["Edge", "Node", "Graph", "read_graph", "graphs_in", "format_location", "GraphError", "components"]
+__all__ = ["Edge", "Node", "Graph", "read_graph", "graphs_in", "format_location", "GraphError", "components",
+           "IslandBody", "read_island"]
 
 
 class GraphError(OpError):
@@ -104,44 +106,43 @@ def components(graph: Graph) -> list[list[int]]:
     """The strongly connected components of the read graph (a node reads its
     edges' sources), each sorted, producers before their consumers. A
     recurrence is a component of more than one node (or a node reading itself)."""
-    nodes = graph.nodes
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    stack: list[int] = []
-    on_stack: set[int] = set()
-    out: list[list[int]] = []
+    return strongly_connected(len(graph.nodes), lambda k: [e.source for e in graph.nodes[k].edges])
 
-    def visit(k: int):
-        index[k] = low[k] = len(index)
-        stack.append(k)
-        on_stack.add(k)
-        return (k, iter(sorted({e.source for e in nodes[k].edges})))
 
-    for root in range(len(nodes)):
-        if root in index:
-            continue
-        work = [visit(root)]
-        while work:   # Tarjan's algorithm, iteratively (graphs are deep)
-            k, successors = work[-1]
-            nxt = next((s for s in successors if s not in index or s in on_stack), None)
-            if nxt is None:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[k])
-                if low[k] == index[k]:
-                    component = []
-                    while True:
-                        m = stack.pop()
-                        on_stack.discard(m)
-                        component.append(m)
-                        if m == k:
-                            break
-                    out.append(sorted(component))
-            elif nxt in index:
-                low[k] = min(low[k], index[nxt])
-            else:
-                work.append(visit(nxt))
-    return out
+@dataclass
+class IslandBody:
+    """The body of an `sdg.island` node, in execution order: `ops[j]` is a
+    Node (no edges) for the j-th body op; `sources[j]` says where each of
+    its operands comes from, ("arg", i) for the island's operand i or
+    ("op", j') for an earlier body op's result; `yields` likewise for the
+    island's results."""
+
+    ops: list[Node]
+    sources: list[list[tuple[str, int]]]
+    yields: list[tuple[str, int]]
+
+
+def read_island(node: Node) -> IslandBody:
+    block = node.op.regions[0].blocks[0]
+    where = {arg: ("arg", i) for i, arg in enumerate(block.arguments)}
+    ops, sources, yields = [], [], []
+    for j, op in enumerate(block.operations):
+        op = op.operation
+        if op.name == "sdg.yield":
+            yields = [where[v] for v in op.operands]
+            break
+        shapes = [tensor_shape(v.type) for v in op.results if is_tensor_type(v.type)]
+        dtypes = [tensor_element_type(v.type) for v in op.results if is_tensor_type(v.type)]
+        attrs = {}
+        kind = _kind_name(op)
+        if kind is not None:
+            attrs["kind_name"] = kind
+        ops.append(Node(node.index, op.name, node.domain, [], shapes, dtypes, format_location(op.location),
+                        op, attrs))
+        sources.append([where[v] for v in op.operands])
+        for v in op.results:
+            where[v] = ("op", j)
+    return IslandBody(ops, sources, yields)
 
 
 _LOC = re.compile(r'^loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)')

@@ -24,6 +24,8 @@ __all__ = ["get_pass", "all_pass_names", "register_pass", "unregister_pass", "is
 _TABLE: dict[str, str] = {
     "rt-to-sdg": "tidal.passes.rt_to_sdg:RtToSdg",
     "sdg-dce": "tidal.passes.sdg_dce:SdgDeadCodeElimination",
+    "sdg-fuse": "tidal.passes.sdg_fuse:SdgFuse",
+    "sdg-inline-islands": "tidal.passes.sdg_inline_islands:SdgInlineIslands",
     "sdg-lower-to-scf": "tidal.lowering.sdg_lower_to_scf:SdgLowerToScf",
     "sdg-schedule": "tidal.lowering.sdg_schedule:SdgSchedule",
     "sdg-verify-dependences": "tidal.passes.sdg_verify_dependences:SdgVerifyDependences",

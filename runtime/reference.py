@@ -45,6 +45,7 @@ from mlir import ir
 
 from tidal.dialects import make_context, ops_named
 from tidal.passes.rt_to_sdg import rt_to_sdg
+from tidal.passes.sdg_inline_islands import inline_islands
 
 from .reference_graph import EvaluationError, Node, decode_graph, format_point
 from .run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
@@ -67,7 +68,7 @@ def evaluate(module: ir.Module | str, bounds: dict[str, int], inputs: dict[str, 
     `graph` picks a graph by symbol name when the module has several;
     `source_name` names a text input in locations.
     """
-    root, op = load_graph(module, graph, source_name)
+    root, op = load_graph(module, graph, source_name, inline=True)
     with root.context:
         return _Evaluator(root, op, bounds, inputs, udfs or {}).run()
 
@@ -84,27 +85,32 @@ def _parse(text: str, source_name: str) -> ir.Module:
     return module
 
 
-def load_graph(module: ir.Module | str, graph: str | None = None,
-               source_name: str = "<input>") -> tuple[ir.Operation, ir.Operation]:
+def load_graph(module: ir.Module | str, graph: str | None = None, source_name: str = "<input>",
+               inline: bool = False) -> tuple[ir.Operation, ir.Operation]:
     """(root, graph): the `sdg.graph` to evaluate and the op that holds it
     (keep it alive). Parses text (in a new context), converts rt programs (on
-    a copy), and picks the graph named `graph` (or the only one)."""
+    a copy), and picks the graph named `graph` (or the only one). With
+    `inline`, islands (sdg-fuse) are inlined, on a copy, for op-by-op evaluation."""
     if isinstance(module, str):
         with make_context():
             root = _parse(module, source_name)
             root = root.operation if hasattr(root, "operation") else root
-            return _load(root, graph, copy=False)
+            return _load(root, graph, copy=False, inline=inline)
     root = module.operation if hasattr(module, "operation") else module
     with root.context:
-        return _load(root, graph, copy=True)
+        return _load(root, graph, copy=True, inline=inline)
 
 
-def _load(root: ir.Operation, graph: str | None, copy: bool) -> tuple[ir.Operation, ir.Operation]:
+def _load(root: ir.Operation, graph: str | None, copy: bool, inline: bool) -> tuple[ir.Operation, ir.Operation]:
     if ops_named(root, "rt.program"):
         if copy:
-            root = root.clone()
+            root, copy = root.clone(), False
         rt_to_sdg(root)
         root.verify()
+    if inline and ops_named(root, "sdg.island"):
+        if copy:
+            root = root.clone()
+        inline_islands(root)
     graphs = ops_named(root, "sdg.graph")
     names = [ir.StringAttr(g.attributes["sym_name"]).value for g in graphs]
     if graph is not None:

@@ -20,7 +20,7 @@ from mlir import ir
 
 from tidal.dialects import enums
 from tidal.dialects.attrs import expr_text
-from tidal.lowering.graph import Graph, Node
+from tidal.lowering.graph import Graph, Node, read_island
 from tidal.symbolic import Expr, parse
 
 from .. import kernels as K
@@ -105,7 +105,33 @@ def _jax_pad(xp, dim, before, after, value, x, dtype, shape):
     return lax.dynamic_update_slice_in_dim(base, x.astype(dtype), before, dim)
 
 
+def _island(node: Node, graph: Graph) -> OpDef:
+    """An `sdg.island`: its body's ops run in order in one function, so a
+    backend compiles the island into one kernel. Each body op's scalars are
+    the island's, named `<j>.<name>` (j: the op's place in the body)."""
+    body = read_island(node)
+    defs = [decode(inner, graph) for inner in body.ops]
+    d = OpDef(node, "island", None, dtypes=[np.dtype(DTYPES[t]) for t in node.result_dtypes],
+              jit_ok=all(x.jit_ok for x in defs))
+    d.scalars = [(f"{j}.{name}", e) for j, x in enumerate(defs) for name, e in x.scalars]
+    names = [[(f"{j}.{name}", name) for name, _ in x.scalars] for j, x in enumerate(defs)]
+    steps = list(zip(defs, body.sources, names))
+
+    def fn(xp, args, sv):
+        values = []
+        for x, sources, scalar_names in steps:
+            ins = [args[i] if kind == "arg" else values[i] for kind, i in sources]
+            values.append(x.fn(xp, ins, {name: sv[key] for key, name in scalar_names})[0])
+        return tuple(args[i] if kind == "arg" else values[i] for kind, i in body.yields)
+
+    d.fn = fn
+    d.attrs["body"] = [x.kind for x in defs]
+    return d
+
+
 def decode(node: Node, graph: Graph) -> OpDef:
+    if node.name == "sdg.island":
+        return _island(node, graph)
     op = node.op
     kind = node.name.split(".", 1)[1]
     dtypes = [np.dtype(DTYPES[d]) for d in node.result_dtypes]

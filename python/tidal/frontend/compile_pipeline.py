@@ -29,7 +29,7 @@ from .errors import TidalError
 __all__ = ["DEFAULT_SDG_PASSES", "run_frontend_stages", "make_stages"]
 
 # sdg passes every compile runs after rt-to-sdg (pipeline elements, with options).
-DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce",)
+DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:
