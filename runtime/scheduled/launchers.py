@@ -362,8 +362,9 @@ def launch_error(error: Exception, location: str, op_name: str, steps: tuple, po
 
     from ..kernels import KernelError
     from ..reference_graph import EvaluationError
-    if isinstance(error, KernelError):
-        node = SimpleNamespace(loc=location, op_name=op_name, steps=steps)
+    if isinstance(error, KernelError):   # from an island's body op: that op's location
+        node = SimpleNamespace(loc=getattr(error, "location", location), op_name=getattr(error, "op_name", op_name),
+                               steps=steps)
         raise EvaluationError(f"{type(error).__name__}: {error}", node, point) from None
 
 

@@ -121,7 +121,11 @@ def _island(node: Node, graph: Graph) -> OpDef:
         values = []
         for x, sources, scalar_names in steps:
             ins = [args[i] if kind == "arg" else values[i] for kind, i in sources]
-            values.append(x.fn(xp, ins, {name: sv[key] for key, name in scalar_names})[0])
+            try:
+                values.append(x.fn(xp, ins, {name: sv[key] for key, name in scalar_names})[0])
+            except K.KernelError as e:   # reported at the body op's line, as the reference does
+                e.location, e.op_name = x.node.location, x.node.name
+                raise
         return tuple(args[i] if kind == "arg" else values[i] for kind, i in body.yields)
 
     d.fn = fn
