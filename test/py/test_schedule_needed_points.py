@@ -42,8 +42,9 @@ def assert_same(results, expected=None):
 
 
 def runs(p, bounds, backend="numpy") -> Counter:
-    """{node label: number of points the schedule runs it at}; checks the schedule."""
-    exe = p.compile(backend=backend).compiled
+    """{node label: number of points the schedule runs it at}; checks the schedule.
+    Unfused (sdg-dce only), so that labels name single ops."""
+    exe = p.compile(backend=backend, passes=("sdg-dce",)).compiled
     check_schedule(exe, bounds)
     return Counter(exe.graph.nodes[k].label for k, _ in record_execution(exe, bounds))
 

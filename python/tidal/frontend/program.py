@@ -233,7 +233,8 @@ class Program:
         backend: "jax" (default) or "numpy" run the isl-scheduled program;
         "reference" uses the reference interpreter (slow, obviously correct).
         passes: the sdg passes run after rt-to-sdg (pipeline elements, e.g.
-        ["sdg-dce"]; default tidal.frontend.compile_pipeline.DEFAULT_SDG_PASSES).
+        ["sdg-dce"] for no fusion; default
+        tidal.frontend.compile_pipeline.DEFAULT_SDG_PASSES: sdg-dce, sdg-fuse).
         dump: a directory that gets every compile stage as a numbered file and
         an index.json (or set TIDAL_DUMP). timings: print the stages' times
         (or TIDAL_TIMINGS=1). progress: print each stage as it starts (or
