@@ -12,6 +12,7 @@ and NumPy protocols: `if t > 0:`, `range(T)`, `np.exp(x)` raise TidalErrors).
 from . import methods as _methods  # noqa: F401  (binds operators and methods)
 from .creation import (arange, bernoulli, constant, full, full_like, input, ones, ones_like, param,
                        rand, randn, recurrent, symbol, tensor, udf, zeros, zeros_like)
+from .compile_cache import clear as clear_compile_cache, enable_persistent_cache
 from .errors import SourceLocation, TidalError
 from .executable import Executable
 from .indexing import Masked
@@ -45,7 +46,7 @@ _set_user_error_hook(_symbolic_user_error)
 
 __all__ = [
     "Program", "current_program", "RecurrentTensor", "Node", "Case", "Masked", "TidalError",
-    "SourceLocation", "Executable",
+    "SourceLocation", "Executable", "clear_compile_cache", "enable_persistent_cache",
     "input", "param", "recurrent", "constant", "tensor", "zeros", "ones", "full", "zeros_like",
     "ones_like", "full_like", "arange", "rand", "randn", "bernoulli", "symbol", "udf",
     "max", "min", "abs", "add", "astype", "ceil", "clamp", "cos", "div", "eq", "exp", "floor",

@@ -26,7 +26,7 @@ from tidal.passes.stages import CompileStages, module_snapshot
 
 from .errors import TidalError
 
-__all__ = ["DEFAULT_SDG_PASSES", "run_frontend_stages", "make_stages"]
+__all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 
 # sdg passes every compile runs after rt-to-sdg (pipeline elements, with options).
 DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-fuse")
@@ -98,11 +98,15 @@ def _run_step(step, root) -> None:
         run_pipeline(root, f"builtin.module({step.text})")
 
 
-def run_frontend_stages(program, steps, stages: CompileStages):
-    """rt, rt-to-sdg and the sdg passes; returns (rt module, sdg module)."""
+def trace_stage(program, stages: CompileStages):
+    """The `rt` stage: the traced program."""
+    return stages.run("rt", program.module, text=module_snapshot, suffix=".mlir")
+
+
+def sdg_stages(program, steps, stages: CompileStages):
+    """rt-to-sdg and the sdg passes, on a fresh trace; returns the sdg module."""
     from tidal.passes.rt_to_sdg import rt_to_sdg
 
-    rt = stages.run("rt", program.module, text=module_snapshot, suffix=".mlir")
     sdg = program.module()
 
     def convert():
@@ -114,4 +118,4 @@ def run_frontend_stages(program, steps, stages: CompileStages):
     for name, element, step in steps:
         stages.run(name, lambda step=step: _run_step(step, root), text=lambda _: module_snapshot(sdg),
                    suffix=".mlir", pipeline=f"builtin.module({element})")
-    return rt, sdg
+    return sdg

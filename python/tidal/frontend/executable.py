@@ -153,20 +153,33 @@ class Executable:
                  timings: bool | None = None, progress: bool | None = None):
         if backend not in BACKENDS:
             raise TidalError(f"unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
-        from .compile_pipeline import make_stages, run_frontend_stages
+        from . import compile_cache
+        from .compile_pipeline import make_stages, sdg_stages, trace_stage
 
         self.program = program
         self.backend = backend
         steps, self._stages = make_stages(passes, dump, progress)
-        self.rt_module, self.module = run_frontend_stages(program, steps, self._stages)
         self.udfs = _udf_table(program)
-        self.compiled = None
-        if backend != "reference":  # schedule and generate the host program once
-            from tidal.runtime.scheduled import compile_sdg
+        self.rt_module = trace_stage(program, self._stages)
+        key = None if self._stages.dump is not None else compile_cache.program_key(
+            self.rt_module, backend, tuple(element for _, element, _ in steps), self.udfs)
+        hit = compile_cache.lookup(key) if key is not None else None
+        self.cache_hit = hit is not None   # p.compile() of an equal program: nothing recompiled
+        if hit is not None:
+            self.module, self._stages, self.compiled = hit
+        else:
+            self.module = sdg_stages(program, steps, self._stages)
+            self.compiled = None
+            if backend != "reference":  # schedule and generate the host program once
+                from tidal.runtime.scheduled import compile_sdg
 
-            self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=backend, stages=self._stages)
+                compile_cache.persistent_cache_from_environment()
+                self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=backend, stages=self._stages)
+            if key is not None:
+                compile_cache.store(key, (self.module, self._stages, self.compiled))
         if timings if timings is not None else os.environ.get("TIDAL_TIMINGS"):
-            print(self.timings(), file=sys.stderr)
+            print(("(compile cache hit: the stages of the first compile)\n" if self.cache_hit else "")
+                  + self.timings(), file=sys.stderr)
 
     @property
     def stages(self) -> dict[str, str]:

@@ -1,0 +1,86 @@
+"""The compile cache: compiling the same program again is a hit.
+
+In one process, `p.compile()` of a program equal to one compiled before (the
+same traced `rt` module, locations included, the same constant and parameter
+values, the same UDF functions, backend and passes) returns a new
+Executable sharing the earlier one's compiled program: no passes, no isl
+scheduling, no code generation, and the XLA kernels already compiled stay
+compiled. The cache keeps the `CAPACITY` most recent compilations. A
+compile that dumps its stages (`dump=`, `TIDAL_DUMP`) always compiles.
+
+Across processes, `enable_persistent_cache(directory)` turns on JAX's
+persistent compilation cache there (opt-in: it sets JAX's global
+`jax_compilation_cache_dir` and caches every kernel, however quick to
+compile), so a second process loads the XLA executables instead of
+compiling them; `TIDAL_CACHE_DIR=directory` does the same at the first compile.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+__all__ = ["program_key", "lookup", "store", "clear", "enable_persistent_cache", "CAPACITY"]
+
+CAPACITY = 8
+_ENTRIES: "OrderedDict[tuple, Any]" = OrderedDict()
+
+
+def program_key(rt_module: Any, backend: str, passes: tuple, udfs: dict) -> tuple:
+    """What a compilation depends on. The module's text (large constants
+    elided) and a digest of every elided value; UDFs by identity (the cache
+    holds them, so an id is never reused while its entry lives)."""
+    op = rt_module.operation
+    digest = hashlib.sha256(op.get_asm(large_elements_limit=64, enable_debug_info=True).encode())
+
+    def visit(inner):
+        attr = inner.attributes["value"] if "value" in inner.attributes else None
+        if attr is not None and isinstance(attr, ir.DenseElementsAttr):
+            digest.update(np.ascontiguousarray(np.array(attr)).tobytes())
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return (digest.hexdigest(), backend, passes, tuple(sorted(udfs.items(), key=lambda kv: kv[0])))
+
+
+def lookup(key: tuple) -> Any:
+    entry = _ENTRIES.get(key)
+    if entry is not None:
+        _ENTRIES.move_to_end(key)
+    return entry
+
+
+def store(key: tuple, entry: Any) -> None:
+    _ENTRIES[key] = entry
+    _ENTRIES.move_to_end(key)
+    while len(_ENTRIES) > CAPACITY:
+        _ENTRIES.popitem(last=False)
+
+
+def clear() -> None:
+    """Forget every cached compilation of this process."""
+    _ENTRIES.clear()
+
+
+def enable_persistent_cache(directory: str | os.PathLike) -> None:
+    """Keep XLA executables in `directory` across processes (JAX's persistent
+    compilation cache; this sets JAX's global configuration)."""
+    import jax
+
+    os.makedirs(directory, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", os.fspath(directory))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def persistent_cache_from_environment() -> None:
+    directory = os.environ.get("TIDAL_CACHE_DIR")
+    if directory:
+        import jax
+
+        if jax.config.jax_compilation_cache_dir != directory:
+            enable_persistent_cache(directory)

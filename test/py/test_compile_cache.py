@@ -1,0 +1,110 @@
+"""The compile cache (tidal.frontend.compile_cache): an equal program is a hit,
+anything a compilation depends on changes the key, and XLA executables
+persist across processes with TIDAL_CACHE_DIR."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tidal as td
+from tidal.frontend import compile_cache
+
+
+def _program(scale=0.5, udf=None):
+    with td.Program("cached") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(3,), domain=(t,))
+        W = td.param("W", np.eye(3, dtype=np.float32) * scale)
+        h = td.recurrent(shape=(3,), domain=(t,))
+        h[0] = td.tanh(x[0])
+        h[t + 1] = td.tanh(h @ W + x[t + 1])
+        if udf is not None:
+            p.output("u", td.udf(udf, h, shape=(3,), dtype="float32"))
+        p.output("h", h)
+    return p
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    compile_cache.clear()
+    yield
+    compile_cache.clear()
+
+
+def test_compiling_an_equal_program_again_is_a_hit():
+    x = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+    first = _program().compile(backend="numpy")
+    again = _program().compile(backend="numpy")   # traced anew: equal text, equal weights
+    assert not first.cache_hit and again.cache_hit and again.compiled is first.compiled
+    np.testing.assert_array_equal(first.run(bounds={"T": 5}, inputs={"x": x})["h"],
+                                  again.run(bounds={"T": 5}, inputs={"x": x})["h"])
+
+
+def test_what_a_compilation_depends_on_changes_the_key():
+    p = _program()
+    base = p.compile(backend="numpy")
+    assert not _program(scale=0.25).compile(backend="numpy").cache_hit     # other weights
+    assert not p.compile(backend="jax").cache_hit                          # other backend
+    assert not p.compile(backend="numpy", passes=["sdg-dce"]).cache_hit    # other passes
+    assert p.compile(backend="numpy").compiled is base.compiled
+
+
+def test_other_udf_functions_are_another_program():
+    def double(v):
+        return v * 2
+
+    def triple(v):
+        return v * 3
+
+    x = np.ones((2, 3), dtype=np.float32)
+    a = _program(udf=double).compile(backend="numpy")
+    b = _program(udf=triple).compile(backend="numpy")
+    assert not b.cache_hit
+    ua, ub = (e.run(bounds={"T": 2}, inputs={"x": x})["u"] for e in (a, b))
+    np.testing.assert_allclose(ub, ua * 1.5, rtol=1e-6)
+    assert _program(udf=double).compile(backend="numpy").cache_hit
+
+
+def test_a_dumping_compile_always_compiles(tmp_path):
+    p = _program()
+    p.compile(backend="numpy")
+    exe = p.compile(backend="numpy", dump=str(tmp_path))
+    assert not exe.cache_hit and (tmp_path / "index.json").exists()
+
+
+def test_the_cache_keeps_the_most_recent_compilations():
+    first = _program(scale=0.0).compile(backend="numpy")
+    for k in range(compile_cache.CAPACITY):
+        _program(scale=1.0 + k).compile(backend="numpy")
+    assert not _program(scale=0.0).compile(backend="numpy").cache_hit     # evicted
+    assert _program(scale=compile_cache.CAPACITY).compile(backend="numpy").cache_hit
+    assert first.compiled is not None
+
+
+_CHILD = """
+import numpy as np, tidal as td
+with td.Program("persist") as p:
+    (t, T), = p.dims("t")
+    x = td.input("x", shape=(3,), domain=(t,))
+    h = td.recurrent(shape=(3,), domain=(t,))
+    h[0] = x[0]
+    h[t + 1] = td.tanh(h * 0.5 + x[t + 1])
+    p.output("h", h)
+print(p.compile(backend="jax").run(bounds={"T": 4}, inputs={"x": np.ones((4, 3), np.float32)})["h"].sum())
+"""
+
+
+def test_xla_executables_persist_across_processes(tmp_path):
+    env = dict(os.environ, TIDAL_CACHE_DIR=str(tmp_path / "xla"), JAX_PLATFORMS="cpu")
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip(), sorted(os.listdir(tmp_path / "xla"))
+
+    out1, files1 = run()
+    out2, files2 = run()
+    assert files1 and out1 == out2
+    assert files2 == files1          # the second process loaded every kernel, compiled none
