@@ -16,3 +16,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 # Shared program texts (sdg_fixtures.py) import as a plain module.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _no_compilations_shared_between_tests():
+    """Each test starts with an empty compile cache (tidal.frontend.compile_cache):
+    a test that counts a program's XLA compilations or frees its executable
+    must not get, or leave, one another test compiled. The cache's own
+    behaviour is tested in test_compile_cache.py."""
+    from tidal.frontend import compile_cache
+    compile_cache.clear()
+    yield
+    compile_cache.clear()
