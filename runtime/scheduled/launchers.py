@@ -161,7 +161,7 @@ class LauncherGen:
                 return None
             n, s, b, st = self.tmp("n"), self.tmp("s"), self.tmp("b"), self.tmp("st")
             lines.append(f"{n} = _max(0, {self.code(c.stop, node)} - {a}); {s} = {start}; "
-                         f"{b} = _bucket({n}); {st} = _min({s}, {name}.caps[{axis}] - {b})")
+                         f"{b} = _min(_kbucket({n}), {name}.caps[{axis}]); {st} = _min({s}, {name}.caps[{axis}] - {b})")
             spec.axes.append("varying")
             leaves.append(st)
             masks += [f"{s} - {st}", n]

@@ -211,7 +211,7 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
             pre.append(f"{n} = _max(0, {gen.code(c.stop, node)} - {a})")
             spec.axes.append("shifted")
             leaves.append(start)
-            statics.append(f"_bucket({n})")
+            statics.append(f"_kbucket({n})")
             tail.append(n)
             sizes.append("0")
             if o.to is not None:

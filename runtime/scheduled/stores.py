@@ -24,13 +24,24 @@ import numpy as np
 
 from tidal.lowering.storage import StorePlan
 
-__all__ = ["bucket", "Padded", "unpad", "PointStore", "ArrayStore", "make_store"]
+__all__ = ["bucket", "kernel_bucket", "LEAST_KERNEL_BUCKET", "Padded", "unpad", "PointStore", "ArrayStore", "make_store"]
 
 
 def bucket(n: int) -> int:
     """The power of two >= n (at least 1): padded sizes, so a size that grows
     with the point compiles O(log n) times, not once per point."""
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+# Below this, a kernel computes on the whole capacity anyway (launches cost more
+# than the elements): one compilation for every size up to it, not six.
+LEAST_KERNEL_BUCKET = 32
+
+
+def kernel_bucket(n: int) -> int:
+    """The capacity a kernel reads a point-varying size `n` at: `bucket(n)`,
+    at least LEAST_KERNEL_BUCKET."""
+    return max(LEAST_KERNEL_BUCKET, bucket(n))
 
 
 class Padded:
