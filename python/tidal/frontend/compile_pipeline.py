@@ -28,8 +28,11 @@ from .errors import TidalError
 
 __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 
-# sdg passes every compile runs after rt-to-sdg (pipeline elements, with options).
-DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-fuse")
+# sdg passes every compile runs after rt-to-sdg (pipeline elements, with options):
+# dead code goes first; upstream CSE then merges ops equal in kind, operands
+# and dependences (a decode's per-layer copies of `t` cast to f32, its RoPE
+# tables); fusion last, so that it groups what is left.
+DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "cse", "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:
