@@ -15,10 +15,11 @@ from fuzz_budget import fuzz_n
 from fuzz_check import build, make_inputs
 from program_gen import programs
 from tidal.dialects import ops_named
+from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 from tidal.passes import get_pass
 from tidal.passes.sdg_inline_islands import inline_islands
 
-UNFUSED = ("sdg-dce",)
+UNFUSED = tuple(p for p in DEFAULT_SDG_PASSES if p != "sdg-fuse")   # the default pipeline, unfused
 
 
 
