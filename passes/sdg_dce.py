@@ -68,7 +68,9 @@ class SdgDeadCodeElimination(ModulePass):
             return True
         if name == _UDF:
             return self.keep_udfs
-        return not name.startswith("sdg.") or len(op.regions) > 0
+        # An island (sdg-fuse) is an operator like any other: its body reads
+        # only its block arguments, so it lives if its results are read.
+        return not name.startswith("sdg.") or (len(op.regions) > 0 and name != "sdg.island")
 
     def _run_on_graph(self, graph: ir.Operation) -> int:
         if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:

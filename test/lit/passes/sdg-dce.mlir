@@ -36,6 +36,30 @@ sdg.graph @dead_cycles dims [t < T] {
 }
 
 // -----
+// An island whose result nothing reads goes like any dead op; a read one stays.
+!v = !tidal.tensor<[4], f32>
+// CHECK-LABEL: sdg.graph @islands
+// CHECK: %[[L:.*]] = sdg.island %{{.*}}[t] domain [t]
+// CHECK-NOT: sdg.island
+// CHECK: sdg.output "live" %[[L]][t]
+sdg.graph @islands dims [t < T] {
+  %x = sdg.input "x" domain [t] : !v
+  %live = sdg.island %x[t] domain [t] : (!v) -> !v {
+  ^bb0(%a: !v):
+    %e = sdg.unary exp %a[t] domain [t] : (!v) -> !v
+    %n = sdg.unary neg %e[t] domain [t] : (!v) -> !v
+    sdg.yield %n : !v
+  }
+  %dead = sdg.island %x[t] domain [t] : (!v) -> !v {
+  ^bb0(%a: !v):
+    %e = sdg.unary sin %a[t] domain [t] : (!v) -> !v
+    %n = sdg.unary cos %e[t] domain [t] : (!v) -> !v
+    sdg.yield %n : !v
+  }
+  sdg.output "live" %live[t] domain [t] : !v
+}
+
+// -----
 
 !v = !tidal.tensor<[4], f32>
 
