@@ -108,3 +108,27 @@ def test_xla_executables_persist_across_processes(tmp_path):
     out2, files2 = run()
     assert files1 and out1 == out2
     assert files2 == files1          # the second process loaded every kernel, compiled none
+
+
+def test_values_the_key_cannot_see_are_not_cached():
+    """A module whose values live in resource blobs (elided from the text the
+    key digests) gets no key, so no other program can ever hit its entry."""
+    from mlir import ir
+
+    from tidal.dialects import make_context
+    text = """
+    func.func @f() -> tensor<2xf32> {
+      %c = arith.constant dense_resource<blob> : tensor<2xf32>
+      return %c : tensor<2xf32>
+    }
+    {-#
+      dialect_resources: { builtin: { blob: "0x040000000000803F00000040" } }
+    #-}
+    """
+    with make_context():
+        module = ir.Module.parse(text)
+        assert compile_cache.program_key(module, "numpy", (), {}) is None
+        plain = ir.Module.parse("func.func @g() -> tensor<2xf32> {\n"
+                                "  %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
+                                "  return %c : tensor<2xf32>\n}")
+        assert compile_cache.program_key(plain, "numpy", (), {}) is not None

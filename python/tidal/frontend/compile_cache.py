@@ -30,17 +30,23 @@ CAPACITY = 8
 _ENTRIES: "OrderedDict[tuple, Any]" = OrderedDict()
 
 
-def program_key(rt_module: Any, backend: str, passes: tuple, udfs: dict) -> tuple:
-    """What a compilation depends on. The module's text (large constants
-    elided) and a digest of every elided value; UDFs by identity (the cache
-    holds them, so an id is never reused while its entry lives)."""
+def program_key(rt_module: Any, backend: str, passes: tuple, udfs: dict) -> tuple | None:
+    """What a compilation depends on: the module's text (large constants
+    elided) and a digest of every dense attribute's values; UDFs by identity
+    (the cache holds them, so an id is never reused while its entry lives).
+    None (do not cache) for a module whose values live in resources."""
     op = rt_module.operation
-    digest = hashlib.sha256(op.get_asm(large_elements_limit=64, enable_debug_info=True).encode())
+    text = op.get_asm(large_elements_limit=64, enable_debug_info=True)
+    if "dense_resource" in text:   # values this digest would not see: no caching
+        return None
+    digest = hashlib.sha256(text.encode())
 
     def visit(inner):
-        attr = inner.attributes["value"] if "value" in inner.attributes else None
-        if attr is not None and isinstance(attr, ir.DenseElementsAttr):
-            digest.update(np.ascontiguousarray(np.array(attr)).tobytes())
+        attrs = inner.attributes
+        for i in range(len(attrs)):
+            attr = attrs[i].attr
+            if isinstance(attr, ir.DenseElementsAttr):   # what the text elided
+                digest.update(np.ascontiguousarray(np.array(attr)).tobytes())
         return ir.WalkResult.ADVANCE
 
     op.walk(visit, ir.WalkOrder.PRE_ORDER)
