@@ -366,8 +366,15 @@ class Evaluator:
         return sum(self.xp.sum(self.at(nid, dict(zip(n.domain, pt)))) for pt in self.points(n.domain))
 
 
-def jax_grads(desc, bounds, inputs, frozen: Evaluator, loss: int, wrt: tuple):
-    """d(sum of the loss node)/d(each wrt input or param), by jax.grad of the float64 evaluator."""
+# A float32 ulp, relative: how far the backends' rounding moves every value.
+F32_ULP = 2.0 ** -23
+
+
+def jax_grads(desc, bounds, inputs, frozen: Evaluator, loss: int, wrt: tuple, perturb: float = 0.0,
+              seed: int = 0):
+    """d(sum of the loss node)/d(each wrt input or param), by jax.grad of the
+    float64 evaluator; with `perturb`, at the wrt values each moved by that
+    relative amount (random signs) -- see `gradient_sensitivity`."""
     import jax
     import jax.numpy as jnp
 
@@ -381,7 +388,18 @@ def jax_grads(desc, bounds, inputs, frozen: Evaluator, loss: int, wrt: tuple):
                 (ev.inputs if name in ev.inputs else ev.params)[name] = v
             return ev.loss(loss)
 
-        x0 = [jnp.asarray(np.asarray(inputs[nm] if nm in inputs else desc.params[nm]), dtype=jnp.float64)
-              for nm in names]
-        grads = jax.grad(f, argnums=tuple(range(len(x0))))(*x0)
+        x0 = [np.asarray(inputs[nm] if nm in inputs else desc.params[nm], dtype=np.float64) for nm in names]
+        if perturb:
+            rng = np.random.default_rng(seed)
+            x0 = [x * (1 + perturb * rng.choice([-1.0, 1.0], size=x.shape)) for x in x0]
+        grads = jax.grad(f, argnums=tuple(range(len(x0))))(*[jnp.asarray(x) for x in x0])
         return [np.asarray(g) for g in grads]
+
+
+def gradient_sensitivity(desc, bounds, inputs, frozen: Evaluator, loss: int, wrt: tuple, grads: list) -> float:
+    """How far the exact gradients move when the differentiated values move by
+    one float32 ulp: the largest absolute change. A backward recurrence can
+    amplify a rounding error thousands of times; a float32 gradient is then
+    only that accurate, whatever the compiler does."""
+    moved = jax_grads(desc, bounds, inputs, frozen, loss, wrt, perturb=F32_ULP, seed=1)
+    return max((float(np.max(np.abs(a - b))) for a, b in zip(moved, grads) if a.size), default=0.0)
