@@ -213,3 +213,25 @@ def test_f8_gradient_reads_no_forward_value_the_forward_never_computes():
     xv = np.random.default_rng(1).normal(size=(3, 3)).astype(np.float32)
     outs = run_everywhere(p, {"I": 3, "T": 3}, {"x0": xv})
     assert_all(outs, "g0", central_differences(loss, xv.astype(np.float64)), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.xfail(strict=True, raises=KeyError, reason=(
+    "F10, open: isl's AST runs the domain-[] value h[T - 2] (S5[] -> [T] in the schedule band) after "
+    "the merge that reads it at t = T - 2 (S3[t] -> [2 + t]), although the schedule map orders it "
+    "first and GraphSchedule.check() passes: the generated loop shifts the strided statements by one "
+    "iteration and not the parameter-only ones (seed 37, program 3,855)"))
+def test_f10_a_value_of_the_last_steps_is_computed_before_its_reader():
+    W = np.array([[-0.7, -0.6, -0.65], [-0.31, 0.72, -0.8], [0.47, 0.63, -0.18]], dtype=np.float32)
+    with td.Program("f10") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(), domain=(t,))
+        h = td.recurrent(shape=(3,), domain=(t,))
+        h[T - 1] = td.symbol(T - 1 - t).astype("float32")[T - 1]
+        h[T - 2] = x[T - 2]
+        h[t - 2, (t - 2) % 2 == 0] = x[t - 2]
+        h[t - 2] = td.tanh(h[t - 1] @ td.param("W", W) + (0.5 + x[t - 2]))
+        p.output("oc", h[t % 2 == 0])
+    x = np.array([-0.6, -0.35], dtype=np.float32)
+    outs = run_everywhere(p, {"T": 2}, {"x": x})
+    for b, out in outs.items():
+        np.testing.assert_allclose(out["oc"][(0,)], np.full(3, -0.6, np.float32), err_msg=b)
