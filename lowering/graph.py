@@ -267,10 +267,8 @@ def read_graph(graph_op) -> Graph:
             attrs["kind_name"] = kind
         if "callee" in op.attributes:
             attrs["kind_name"] = str(op.attributes["callee"])
+        node = Node(k, op.name, domain, edges, shapes, dtypes, format_location(op.location), op, attrs)
         if op.name == "sdg.island":   # "%4 = sdg.island (matmul, binary add, unary tanh)"
-            inner = [o.operation for o in op.regions[0].blocks[0].operations][:-1]
-            attrs["kind_name"] = "(" + ", ".join(
-                " ".join(filter(None, [o.name.split(".", 1)[1], _kind_name(o)])) for o in inner) + ")"
-        nodes.append(Node(k, op.name, domain, edges, shapes, dtypes, format_location(op.location),
-                          op, attrs))
+            attrs["kind_name"] = "(" + ", ".join(inner.kind for inner in read_island(node).ops) + ")"
+        nodes.append(node)
     return Graph(name, dims, nodes, graph_op)

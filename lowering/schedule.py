@@ -238,14 +238,15 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
         # to isl they get scattered through the loop nest, which makes the
         # AST generation superlinear (17 s for a 32-layer decode, 0.2 s at 16).
         sources = [k for k in live if not graph.nodes[k].domain and not graph.nodes[k].edges]
-        rest = [k for k in live if k not in set(sources)]
+        rest = [k for k in live if graph.nodes[k].domain or graph.nodes[k].edges]
+        scheduled = set(rest)
         proximity = ([v for v in validity if poly.is_bounded(graph.nodes[v[0]].edges[v[1]].source, v[0], v[2])]
                      if options.proximity else [])
         schedule = None
         if rest:
             sc = isl.ScheduleConstraints.on_domain(_union_sets(domains[k] for k in rest)).set_context(poly.context)
-            inner = [v for v in validity if v[0] in rest and graph.nodes[v[0]].edges[v[1]].source in rest]
-            near = [v for v in proximity if v[0] in rest and graph.nodes[v[0]].edges[v[1]].source in rest]
+            inner = [v for v in validity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
+            near = [v for v in proximity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
             if inner:
                 sc = sc.set_validity(_union(m for _, _, m in inner))
             if near:

@@ -202,29 +202,11 @@ class SdgFuse(ModulePass):
 
 def _topological(g: _Graph, group: list[int]) -> list[int]:
     """The island's members, producers first (identity reads form a DAG)."""
-    inside = set(group)
-    done: list[int] = []
-    placed: set[int] = set()
-
-    def place(k: int) -> None:
-        stack = [(k, iter([s for s, _ in g.nodes[k].reads if s in inside]))]
-        active = {k}
-        while stack:
-            node, it = stack[-1]
-            nxt = next((s for s in it if s not in placed), None)
-            if nxt is None:
-                stack.pop()
-                active.discard(node)
-                if node not in placed:
-                    placed.add(node)
-                    done.append(node)
-            elif nxt in active:
-                raise PassFailure("sdg-fuse: ops read each other at the same point (a cycle with no "
-                                  "delay); the program cannot be scheduled", g.ops[nxt])
-            else:
-                active.add(nxt)
-                stack.append((nxt, iter([s for s, _ in g.nodes[nxt].reads if s in inside])))
-
-    for k in sorted(group):
-        place(k)
-    return done
+    where = {k: i for i, k in enumerate(group)}
+    comps = strongly_connected(len(group), lambda i: [where[s] for s, _ in g.nodes[group[i]].reads if s in where])
+    for c in comps:
+        k = group[c[0]]
+        if len(c) > 1 or any(s == k for s, _ in g.nodes[k].reads):
+            raise PassFailure("sdg-fuse: ops read each other at the same point (a cycle with no "
+                              "delay); the program cannot be scheduled", g.ops[k])
+    return [group[c[0]] for c in comps]

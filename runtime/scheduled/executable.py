@@ -30,7 +30,7 @@ from .hostgen import HELPERS, host_source
 from .launchers import LauncherGen, store_name
 from ..run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
 from .opdecode import DTYPES, decode
-from .stores import ArrayStore, Padded, PointStore, bucket, kernel_bucket, make_store, unpad
+from .stores import ArrayStore, Padded, PointStore, kernel_bucket, make_store, unpad
 
 __all__ = ["compile_sdg", "Executable", "USER_ERRORS"]
 
@@ -162,7 +162,7 @@ class Executable:
 
     def _namespace(self, gen: LauncherGen) -> dict:
         ns = dict(HELPERS)
-        ns.update(_np=np, _slice=slice, _bucket=bucket, _kbucket=kernel_bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
+        ns.update(_np=np, _slice=slice, _kbucket=kernel_bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
                   _udf=self._call_udf, _own=_own, _C=self._counts, _Padded=Padded, _unpad=unpad,
                   _d2h=self._device_to_host, _h2d=self._host_to_device)
         for k, d in self.opdefs.items():

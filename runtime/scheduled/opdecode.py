@@ -129,7 +129,6 @@ def _island(node: Node, graph: Graph) -> OpDef:
         return tuple(args[i] if kind == "arg" else values[i] for kind, i in body.yields)
 
     d.fn = fn
-    d.attrs["body"] = [x.kind for x in defs]
     return d
 
 

@@ -75,12 +75,11 @@ def test_a_dumping_compile_always_compiles(tmp_path):
 
 
 def test_the_cache_keeps_the_most_recent_compilations():
-    first = _program(scale=0.0).compile(backend="numpy")
+    _program(scale=0.0).compile(backend="numpy")
     for k in range(compile_cache.CAPACITY):
         _program(scale=1.0 + k).compile(backend="numpy")
     assert not _program(scale=0.0).compile(backend="numpy").cache_hit     # evicted
     assert _program(scale=compile_cache.CAPACITY).compile(backend="numpy").cache_hit
-    assert first.compiled is not None
 
 
 _CHILD = """

@@ -347,3 +347,23 @@ sdg.graph @g dims [t < T, i < I] {{
     assert isinstance(info.value, OpError) and info.value.op is not None
     assert str(info.value.op.location) == 'loc("-":4:8)'
     assert error in info.value.message, info.value.message
+
+
+def test_params_and_constants_run_first_outside_every_loop():
+    """Sources that run once (no domain, no operands) are a prologue before
+    the isl-scheduled rest, never scattered through the loop nest."""
+    g = graph_of(f"""
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : {V}
+  %w = sdg.param "W" dense<0.5> : tensor<4x4xf32> domain [] : !tidal.tensor<[4, 4], f32>
+  %h = sdg.merge %x[0] if <t eq 0>, %n[t - 1] if <true> domain [t] : ({V}, {V}) -> {V}
+  %m = sdg.matmul %h[t], %w[] domain [t] : ({V}, !tidal.tensor<[4, 4], f32>) -> {V}
+  %c = sdg.constant dense<2.0> : tensor<f32> domain [] : !tidal.tensor<[], f32>
+  %n = sdg.binary mul %m[t], %c[] domain [t] : ({V}, !tidal.tensor<[], f32>) -> {V}
+  sdg.output "h" %h[t] domain [t] : {V}
+}}""")
+    tree = from_isl(schedule_graph(g).ast())
+    sources = {1, 4}   # %w, %c
+    order = [e.node for e in walk(tree) if isinstance(e, Exec)]   # program order (guards may wrap them)
+    assert set(order[:len(sources)]) == sources, format_loop_nest(tree, g)
+    assert all(e.node not in sources for loop, _ in loops(tree) for e in walk(loop.body) if isinstance(e, Exec))
