@@ -1,6 +1,6 @@
 """The isl AST of a schedule as a small loop tree, and its readable form.
 
-    tree = from_isl(sched.ast())     # [For | If | Exec, ...]
+    tree = from_isl(sched.ast())     # [For | If | Exec, ...]; sched.loop_tree() checks it
     print(format_loop_nest(tree, graph))
 
 Expressions are tuples: `("int", 3)`, `("var", "c0")` and `(op, *args)` with

@@ -2,7 +2,7 @@
 
     sched = schedule_graph(read_graph(graph_op))
     sched.text()          # the isl schedule tree, as a string (kept as an attribute)
-    sched.ast()           # the isl AST that scans it (see loop_ast.py)
+    sched.loop_tree()     # the loops that run it, checked (loop_ast.py, executed_order.py)
 
 One statement per node (the points of its domain that are valid and needed,
 see needed.py; bounds as parameters), one validity relation per operand
@@ -41,7 +41,9 @@ import islpy as isl
 
 from tidal.symbolic.isl_bridge import isl_name, points
 
+from .executed_order import drop_lifted_args, executed_order, lift_zero_dim
 from .graph import Graph
+from .loop_ast import from_isl
 from .needed import needed_domains
 from .polyhedral import NotConverged, Polyhedral, statement_name
 
@@ -125,12 +127,19 @@ class GraphSchedule:
         return str(self.schedule)
 
     def schedule_map(self) -> isl.UnionMap:
-        """Statement instance -> execution time (lexicographic order); computed
-        once per schedule (storage planning asks for it per value and capacity)."""
+        """Statement instance -> execution time (lexicographic order) as the
+        schedule tree says; computed once per schedule (storage planning asks
+        for it per value and capacity). `loop_tree()` is checked to run
+        dependences in the same order."""
         cached = self.__dict__.get("_schedule_map")
         if cached is None or cached[0] is not self.schedule:
             cached = self.__dict__["_schedule_map"] = (self.schedule, self.schedule.get_map())
         return cached[1]
+
+    def executed(self) -> dict[int, isl.Map]:
+        """Node index -> its instances' execution times in `loop_tree()`."""
+        self.loop_tree()
+        return self.__dict__["_tree"][2]
 
     def ast(self) -> isl.AstNode:
         build = isl.AstBuild.from_context(self.poly.context)
@@ -139,10 +148,80 @@ class GraphSchedule:
     def statements(self) -> list[int]:
         return sorted(k for k, d in self.domains.items() if not d.is_empty())
 
+    def loop_tree(self) -> list:
+        """The loop tree that executes the schedule, checked: every needed
+        instance runs exactly once and every dependence source first, in the
+        order the tree really runs (`executed_order`). When isl's AST does
+        not follow the schedule (F10), the schedule with its 0-dimensional
+        statements lifted to one dimension is tried; if that fails too, an
+        internal ScheduleError is raised rather than loops that compute the
+        wrong values."""
+        cached = self.__dict__.get("_tree")
+        if cached is not None and cached[0] is self.schedule:
+            return cached[1]
+        tree, order, problem = self._scan(self.schedule, lifted=False)
+        if problem is not None:
+            lifted = lift_zero_dim(self.schedule, self.graph)
+            if lifted is not None:
+                tree, order, _ = self._scan(lifted, lifted=True)
+        if order is None:
+            raise ScheduleError(f"internal error: isl's loop AST for @{self.graph.name} does not follow its "
+                                f"schedule: {problem[1]}", [(problem[0], problem[1])])
+        self.__dict__["_tree"] = (self.schedule, tree, order)
+        return tree
+
+    def _scan(self, schedule: isl.Schedule, lifted: bool):
+        """(tree, executed order, None) for the AST of `schedule`, or
+        (None, None, (node, what is wrong))."""
+        tree = from_isl(isl.AstBuild.from_context(self.poly.context).node_from_schedule(schedule))
+        if lifted:
+            drop_lifted_args(tree, self.graph)
+        order, problem = self.verify_tree(tree)
+        return (tree, order, None) if problem is None else (None, None, problem)
+
+    def verify_tree(self, tree: list):
+        """({node index: its instances -> execution times}, None) if `tree`
+        runs every needed instance exactly once and every dependence source
+        first; else (None, (node index, what is wrong))."""
+        order = executed_order(tree, self.poly.ctx, self.poly.context)
+        for k in sorted(set(order) | set(self.statements())):
+            node = self.graph.nodes[k]
+            runs = order.get(k)
+            if runs is None or not runs.domain().is_equal(self.domains[k]):
+                return None, (k, f"{node.describe()} does not run at exactly its points")
+            if not runs.is_single_valued():
+                return None, (k, f"{node.describe()} runs some point twice")
+        theta = self._theta(order)
+        bad = self._violated(theta)
+        if bad is not None:
+            sink, number = bad
+            node = self.graph.nodes[sink]
+            return None, (sink, f"{node.describe()} operand {number} ({node.edges[number].dep_text}) "
+                                f"runs after its reader")
+        return order, None
+
+    def _theta(self, order: dict[int, isl.Map]) -> isl.UnionMap:
+        if not order:
+            return isl.UnionMap.empty(self.poly.context.get_space())
+        return _union(order[k] for k in sorted(order))
+
     def check(self, what: str | None = None) -> None:
-        """Every validity pair runs source first (isl results are re-checked;
-        `what` names a schedule that was not computed here)."""
-        theta = self.schedule_map()
+        """Every validity pair runs source first in the schedule tree's order
+        and in the loop tree's (isl results are re-checked; `what` names a
+        schedule that was not computed here)."""
+        bad = self._violated(self.schedule_map())
+        if bad is None:
+            self.loop_tree()
+            return
+        sink, number = bad
+        node = self.graph.nodes[sink]
+        summary = (f"{what} violates a dependence (re-run sdg-schedule)" if what else
+                   f"internal error: the schedule of @{self.graph.name} violates a dependence")
+        raise ScheduleError(summary, [(sink, f"{node.describe()} operand {number} ({node.edges[number].dep_text})")])
+
+    def _violated(self, theta: isl.UnionMap) -> tuple[int, int] | None:
+        """The first (sink, operand) whose dependence `theta` (instance ->
+        time) does not run source first, or None."""
         times = {}   # statement -> its part of theta (pairs are compared per dependence, not all at once)
         for sink, number, m in self.validity:
             for k in (self.graph.nodes[sink].edges[number].source, sink):
@@ -150,12 +229,8 @@ class GraphSchedule:
                     times[k] = theta.intersect_domain(isl.UnionSet.from_set(self.domains[k]))
             before = times[self.graph.nodes[sink].edges[number].source].lex_lt_union_map(times[sink])
             if not isl.UnionMap.from_map(m).is_subset(before):
-                node = self.graph.nodes[sink]
-                summary = (f"{what} violates a dependence (re-run sdg-schedule)" if what else
-                           f"internal error: the schedule of @{self.graph.name} violates a dependence")
-                raise ScheduleError(summary,
-                                    [(sink, f"{node.describe()} operand {number} "
-                                            f"({node.edges[number].dep_text})")])
+                return sink, number
+        return None
 
 
 def _union(maps) -> isl.UnionMap:

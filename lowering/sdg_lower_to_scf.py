@@ -40,7 +40,6 @@ from mlir import ir
 from tidal.passes.base import ModulePass, PassFailure
 
 from .graph import GraphError, graphs_in, read_graph
-from .loop_ast import from_isl
 from .schedule import ScheduleError, load_schedule
 from .sdg_schedule import culprit
 from .to_scf import SCHEDULE_ATTR, lower_to_text, symbol_ref
@@ -73,7 +72,7 @@ def lower_graph_op(graph_op: ir.Operation, sched=None) -> list[ir.Operation]:
         except ScheduleError as e:
             raise PassFailure(str(e), culprit(graph, e)) from None
     try:
-        tree = from_isl(sched.ast())
+        tree = sched.loop_tree()
     except ValueError as e:  # a hand-written schedule attribute isl scans with unsupported loops
         raise PassFailure(f"cannot lower the schedule of sdg.graph @{graph.name}: {e}", graph_op) from None
     _erase_previous(graph_op, graph.name)

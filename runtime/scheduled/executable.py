@@ -16,7 +16,7 @@ import numpy as np
 from mlir import ir
 
 from tidal.lowering.graph import read_graph
-from tidal.lowering.loop_ast import format_loop_nest, from_isl
+from tidal.lowering.loop_ast import format_loop_nest
 from tidal.lowering.schedule import ScheduleError, ScheduleOptions, schedule_graph
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
@@ -385,7 +385,7 @@ class Executable:
 
     def schedule(self) -> str:
         """The loop nest of the schedule, readable (one line per execution)."""
-        tree = from_isl(self.sched.ast())
+        tree = self.sched.loop_tree()
         head = f"@{self.graph.name}({', '.join(self.graph.bounds)}):\n"
         return head + format_loop_nest(tree, self.graph, "  ")
 
