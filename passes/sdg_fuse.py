@@ -20,8 +20,9 @@ producer-into-consumer fusion, which keeps three properties by construction:
 * **static and on the device**: members have static shapes (no step in
   any operand or result shape), read their outside operands at points (no
   slices), and are plain tensor ops: merges, UDFs, random draws, inputs,
-  params, constants, outputs, index ops that run on the host and 64-bit
-  values stay outside.
+  params, constants, outputs and indexing ops (index_select, gather,
+  scatter_add: the runtime checks their indices' range per launch) stay
+  outside.
 
 Before (a recurrent cell, h[t] = tanh(h[t - 1] @ W + x[t])):
 
@@ -54,7 +55,7 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects import ops_named
-from tidal.dialects.attrs import index_attr, index_components, is_tensor_type, tensor_element_type, tensor_shape
+from tidal.dialects.attrs import index_attr, index_components, is_tensor_type, tensor_shape
 from tidal.symbolic import SymbolicError, parse
 
 from .base import ModulePass, PassFailure
@@ -67,7 +68,6 @@ FUSABLE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.reduce", "sdg.scan", "sd
            "sdg.reshape", "sdg.permute", "sdg.expand", "sdg.squeeze", "sdg.unsqueeze", "sdg.flip",
            "sdg.slice", "sdg.take", "sdg.concat", "sdg.pad", "sdg.cast", "sdg.full", "sdg.iota",
            "sdg.symbol_value"}
-_WIDE = ("i64", "f64")
 
 
 @dataclass
@@ -79,7 +79,7 @@ class _Op:
 
 
 def _static(t: ir.Type, steps: set) -> bool:
-    if not is_tensor_type(t) or tensor_element_type(t) in _WIDE:
+    if not is_tensor_type(t):
         return False
     try:
         return not any(s.name in steps for d in tensor_shape(t) for s in parse(d).free_symbols)

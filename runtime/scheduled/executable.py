@@ -12,6 +12,8 @@ allocates the stores for its bounds, loads the inputs and calls the program.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 from mlir import ir
 
@@ -95,7 +97,8 @@ class Executable:
 
     def _load(self) -> None:
         """The host program compiled and its namespace filled (kernels wrapped for jit)."""
-        self.ns = self._namespace(self._gen)
+        with self._device_scope():
+            self.ns = self._namespace(self._gen)
         exec(compile(self.source, f"<tidal program @{self.graph.name}>", "exec"), self.ns)  # noqa: S102
         self._program = self.ns["_program"]
 
@@ -113,6 +116,7 @@ class Executable:
                      if k not in inputs]
         program, self.bound_names = host_source(self.root, run_function_name(graph), inputs)
         self.host_nodes = sorted(gen.host_nodes)
+        self.index_checked = sorted(gen.index_checked)
         self.padded_nodes = sorted(gen.padded)      # run as padded kernels (padded.py)
         self._gen = gen
         return "\n".join(launchers) + "\n" + program, program
@@ -141,24 +145,20 @@ class Executable:
         return StorePlan(node.index, 0, kind, axes, static)
 
     def _host_values(self) -> set:
-        """Values JAX cannot hold exactly (64-bit types without jax_enable_x64):
-        kept in NumPy stores, and the ops touching them run on the host."""
+        """Values kept in NumPy stores, their ops run on the host: none. On
+        the jax backend 64-bit values (i64 indices from argmax, symbol values,
+        f64 programs) live on the device too: compiling and running happen
+        inside `jax.enable_x64(True)` (`_device_scope`), which is scoped to
+        those calls and leaves the user's JAX configuration alone."""
+        return set()
+
+    def _device_scope(self):
+        """The context kernels are built, traced and run in: 64-bit types on
+        (thread-local, undone on exit) for the jax backend."""
         if self.backend != "jax":
-            return set()
+            return contextlib.nullcontext()
         import jax
-        if jax.config.jax_enable_x64:
-            return set()
-        out = set()
-        for (k, r) in self.plans:
-            node = self.graph.nodes[k]
-            if node.name == "sdg.output":
-                edge = node.edges[0]
-                dtype = self.graph.nodes[edge.source].result_dtypes[edge.result]
-            else:
-                dtype = node.result_dtypes[r]
-            if dtype in ("i64", "f64"):
-                out.add((k, r))
-        return out
+        return jax.enable_x64(True)
 
     def _namespace(self, gen: LauncherGen) -> dict:
         ns = dict(HELPERS)
@@ -315,6 +315,10 @@ class Executable:
         """Runs the program for `bounds`; returns {output name: value} like
         `tidal.runtime.reference.evaluate`. `progress`: a bar over each
         outermost host loop (progress.py)."""
+        with self._device_scope():
+            return self._run(bounds, inputs, progress)
+
+    def _run(self, bounds: dict, inputs: dict | None, progress: bool) -> dict:
         bounds = self._check_bounds(bounds)
         self.sched.check_bounds(bounds)  # UncomputableError if an output or UDF needs a missing point
         self._bound_values = tuple(bounds[b] for b in self.graph.bounds)
@@ -323,10 +327,27 @@ class Executable:
         self.ns.update(stores)
         self.ns.update(bounds)
         program = self._progress_program() if progress else self._program
+        if self.index_checked:
+            from .jax_backend import index_range_start
+            self.ns["_IX"] = {k: index_range_start() for k in self.index_checked}
         program(*(bounds[b] for b in self.bound_names))
+        self._check_index_ranges()
         self.last_stores = stores
         self._store_bytes = sum(_store_bytes(s) for s in stores.values())
         return self._results(bounds, stores)
+
+    def _check_index_ranges(self) -> None:
+        """Raises the error a NumPy kernel would have raised if a jitted
+        indexing op read an index out of range during the run (one copy to
+        the host per indexing op, when the run ends)."""
+        for k in self.index_checked:
+            low, over = (int(v) for v in np.asarray(self.ns["_IX"][k]))
+            if low < 0 or over >= 0:
+                node = self.graph.nodes[k]
+                what = f"index {low} < 0" if low < 0 else f"an index {over + 1} past the last one"
+                raise EvaluationError(f"{node.location}: '{node.name}': index out of range: {what} "
+                                      f"(indices must lie in [0, size) of dimension "
+                                      f"{self.opdefs[k].attrs['index_check'][2]})")
 
     def _results(self, bounds, stores) -> dict:
         out = {}

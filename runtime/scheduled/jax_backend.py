@@ -84,11 +84,14 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
     point-varying scalars in `opdef.dynamic_scalars` order."""
     fn = fn or (lambda args, sv: opdef.fn(jnp, args, sv)[0])
     dyn_names, static_names = opdef.dynamic_scalars, opdef.static_scalars
+    check = opdef.attrs.get("index_check")
 
     def impl(static, *leaves):
         _count(name)
         if counter is not None:
             counter[name] = counter.get(name, 0) + 1
+        if check is not None:
+            leaves, seen = leaves[:-1], leaves[-1]
         pos, spos = 0, 0
         out_buf = out_idx = None
         if out.inplace:
@@ -152,8 +155,10 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
         for n_ in static_names:
             sv[n_], spos = static[spos], spos + 1
         value = fn(args, sv)
+        if check is not None:
+            seen = index_range(seen, args[check[0]], args[check[1]].shape[check[2]])
         if not out.inplace:
-            return value
+            return value if check is None else (value, seen)
         update = value.reshape((1,) * out.ndim + value.shape).astype(out_buf.dtype)
         zeros = [0] * value.ndim
         out_buf = lax.dynamic_update_slice(out_buf, update, list(out_idx) + zeros)
@@ -161,9 +166,27 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
             mirror = list(out_idx)
             mirror[out.window_axis] = mirror[out.window_axis] + out.window
             out_buf = lax.dynamic_update_slice(out_buf, update, mirror + zeros)
-        return out_buf
+        return out_buf if check is None else (out_buf, seen)
 
     return jax.jit(impl, static_argnums=0, donate_argnums=(1,) if out.inplace else ())
+
+
+# -- index range checks ---------------------------------------------------------------------------
+def index_range(seen, idx, size: int):
+    """`seen` (int64 [smallest index, largest index - size of its dimension])
+    folded with the indices `idx` into a dimension of `size`: an index was
+    out of range iff seen[0] < 0 or seen[1] >= 0 once the run ends."""
+    idx = jnp.asarray(idx).astype(jnp.int64).ravel()
+    big = jnp.iinfo(jnp.int64).max
+    low = jnp.min(idx, initial=big)
+    high = jnp.max(idx - size, initial=-big)
+    return jnp.stack([jnp.minimum(seen[0], low), jnp.maximum(seen[1], high)])
+
+
+def index_range_start() -> "jax.Array":
+    """The accumulator of a run that has seen no index."""
+    big = np.iinfo(np.int64).max
+    return jnp.asarray(np.array([big, -big], dtype=np.int64))
 
 
 def _mask(x, axis: int, n, identity):

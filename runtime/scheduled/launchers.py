@@ -54,6 +54,7 @@ class LauncherGen:
         self.host_values = host_values or set()   # (node, result) kept in NumPy (64-bit without x64)
         self.kernels: dict[str, tuple] = {}      # name -> (opdef, operand specs, out spec, fn)
         self.host_nodes: set[int] = set()         # nodes launched on the host
+        self.index_checked: set[int] = set()      # jitted indexing ops (accumulators _IX[k])
         self._tmp = 0
         from .jax_backend import mask_identity
         from .padded import plan_padded
@@ -257,13 +258,19 @@ class LauncherGen:
         window = next(((i, a.size) for i, a in enumerate(plan.axes) if a.mode == "window"), (None, 0))
         self.kernels[kname] = (opdef, specs, OutSpec(inplace, len(plan.axes), window[0], window[1]))
         static = "(" + "".join(s + ", " for s in statics) + ")"
+        # an indexing op also folds its indices' range into _IX[k] (checked when the run ends)
+        checked = "index_check" in opdef.attrs
+        if checked:
+            self.index_checked.add(node.index)
+            leaves = leaves + [f"_IX[{node.index}]"]
+        also = f", _IX[{node.index}]" if checked else ""
         if inplace:
             slots = [self.slot(plan, i, s) for i, s in enumerate(node.domain)]
             args = ", ".join([static, f"{out_name}.buf"] + slots + leaves)
-            lines.append(f"{pad}_C[0] += 1; {out_name}.buf = {kname}({args})")
+            lines.append(f"{pad}_C[0] += 1; {out_name}.buf{also} = {kname}({args})")
         else:
             args = ", ".join([static] + leaves)
-            lines.append(f"{pad}_C[0] += 1; {out_name}.data[{self.point_slot(plan, list(node.domain))}] = "
+            lines.append(f"{pad}_C[0] += 1; {out_name}.data[{self.point_slot(plan, list(node.domain))}]{also} = "
                          f"{kname}({args})")
 
     def empty_guard(self, node: Node, opdef: OpDef, spec, sizes: list) -> list[str]:

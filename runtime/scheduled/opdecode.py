@@ -25,11 +25,15 @@ from tidal.symbolic import Expr, parse
 
 from .. import kernels as K
 
-__all__ = ["OpDef", "decode", "DTYPES", "REDUCE_IDENTITY"]
+__all__ = ["OpDef", "decode", "DTYPES", "REDUCE_IDENTITY", "INDEXING"]
 
 DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
           "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
-HOST_ONLY = {"random", "udf", "index_select", "gather", "scatter_add", "constant", "param", "input"}
+HOST_ONLY = {"random", "udf", "constant", "param", "input"}
+# Ops that read an index tensor (operand 1). On NumPy they check its range;
+# a jitted kernel cannot raise, so it folds the indices' range into an
+# accumulator the runtime checks once a run ends (`index_check`).
+INDEXING = {"index_select", "gather", "scatter_add"}
 
 
 def REDUCE_IDENTITY(kind: str, dtype) -> Any:
@@ -192,6 +196,8 @@ def decode(node: Node, graph: Graph) -> OpDef:
             fn2 = {"squeeze": K.squeeze, "unsqueeze": K.unsqueeze, "flip": K.flip,
                    "index_select": K.index_select, "gather": K.gather, "scatter_add": K.scatter_add}[kind]
             one(lambda xp, a, sv: fn2(xp, dim, *a, dtype))
+            if kind in INDEXING:
+                d.attrs["index_check"] = (1, 0, dim)   # index operand, indexed operand, its dimension
     elif kind == "slice":
         dim = _int(op, "dim")
         d.scalars = [("start", parse(expr_text(op.attributes["start"]), dims=graph.dims)),

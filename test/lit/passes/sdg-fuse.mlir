@@ -62,8 +62,8 @@ sdg.graph @shared dims [t < T] {
 // -----
 !v = !tidal.tensor<[4], f32>
 // Refused: a read at another point (t - 1), a slice read (a window), a
-// shape that varies with the point, another domain, 64-bit values, and
-// merges, inputs and outputs themselves. Nothing here fuses.
+// shape that varies with the point, another domain, and merges, inputs
+// and outputs themselves. Nothing here fuses.
 // CHECK-LABEL: sdg.graph @refused
 // CHECK-NOT: sdg.island
 sdg.graph @refused dims [b < B, t < T] {
@@ -76,13 +76,26 @@ sdg.graph @refused dims [b < B, t < T] {
   %grow = sdg.expand %g[t] domain [t] : (!v) -> !tidal.tensor<[t + 1, 4], f32>
   %z = sdg.unary tanh %x[t] domain [t] : (!v) -> !v
   %other = sdg.unary abs %z[t] domain [b, t] : (!v) -> !v
-  %i = sdg.cast %x[t] domain [t] : (!v) -> !tidal.tensor<[4], f64>
-  %wide = sdg.unary neg %i[t] domain [t] : (!tidal.tensor<[4], f64>) -> !tidal.tensor<[4], f64>
   sdg.output "late" %late[t] domain [t] : !v
   sdg.output "win" %win[t] domain [t] : !v
   sdg.output "grow" %grow[t] domain [t] : !tidal.tensor<[t + 1, 4], f32>
   sdg.output "other" %other[b, t] domain [b, t] : !v
-  sdg.output "wide" %wide[t] domain [t] : !tidal.tensor<[4], f64>
+}
+
+// -----
+!v = !tidal.tensor<[4], f32>
+// 64-bit values fuse like the others (the jax backend runs its kernels with
+// 64-bit types on): the cast to i64 and the multiply become one island.
+// CHECK-LABEL: sdg.graph @wide
+// CHECK: %[[I:.*]] = sdg.island %{{.*}}[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], i64>
+// CHECK: sdg.cast
+// CHECK-NEXT: sdg.binary mul
+// CHECK: sdg.output "wide" %[[I]][t]
+sdg.graph @wide dims [t < T] {
+  %x = sdg.input "x" domain [t] : !v
+  %i = sdg.cast %x[t] domain [t] : (!v) -> !tidal.tensor<[4], i64>
+  %wide = sdg.binary mul %i[t], %i[t] domain [t] : (!tidal.tensor<[4], i64>, !tidal.tensor<[4], i64>) -> !tidal.tensor<[4], i64>
+  sdg.output "wide" %wide[t] domain [t] : !tidal.tensor<[4], i64>
 }
 
 // -----
