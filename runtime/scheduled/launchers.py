@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from tidal.lowering.graph import Graph, Node
 from tidal.lowering.storage import StorePlan
-from tidal.symbolic import compile_source, simplify, slice_size
+from tidal.symbolic import compile_source, parse, simplify, slice_size
 
 from .opdecode import OpDef
 
@@ -225,8 +225,9 @@ class LauncherGen:
                                                        for e in edges):
             return False
         plan = self.plan(node.index, 0)
-        if not plan.static_shape:
-            return False
+        if not plan.static_shape and (plan.kind != "point" or any(
+                _has_steps(parse(t, dims=self.graph.dims)) for t in (node.result_shapes or [[]])[0])):
+            return False   # a shape that depends on bounds only is fixed in a run: jitted into a point store
         out_name = store_name(node.index)
         inplace = plan.kind != "point"
         identity = mask_identity(opdef)

@@ -162,6 +162,7 @@ def decode(node: Node, graph: Graph) -> OpDef:
         one(lambda xp, a, sv: K.reduce(xp, k, dims, keep, a[0], dtype))
     elif kind == "scan":
         dim, rev = _int(op, "dim"), "reverse" in op.attributes
+        d.attrs.update(dim=dim, reverse=rev)
         one(lambda xp, a, sv: K.scan(xp, k, dim, rev, a[0], dtype))
     elif kind == "argsort":
         dim, desc = _int(op, "dim"), "descending" in op.attributes
@@ -178,6 +179,7 @@ def decode(node: Node, graph: Graph) -> OpDef:
             one(lambda xp, a, sv: K.full(xp, _shape(sv, nshape), value, dtype))
         elif kind == "iota":
             dim = _int(op, "dim")
+            d.attrs["dim"] = dim
             one(lambda xp, a, sv: K.iota(xp, _shape(sv, nshape), dim, dtype))
         else:
             dist, seed = str(enums.RandomDist(_int(op, "dist"))), _int(op, "seed")

@@ -24,7 +24,7 @@ padded result checks that its operands' valid lengths equal its own.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tidal.lowering.graph import Graph, Node
 from tidal.symbolic import parse, slice_size
@@ -33,7 +33,11 @@ from .opdecode import OpDef
 
 __all__ = ["PaddedNode", "plan_padded", "padded_call"]
 
-KINDS = ("unary", "binary", "where", "cast", "reduce", "matmul", "permute", "unsqueeze", "squeeze")
+KINDS = ("unary", "binary", "where", "cast", "reduce", "matmul", "permute", "unsqueeze", "squeeze", "scan",
+         "iota", "full")
+# Ops that make a value from its shape alone: padded, they fill the whole
+# capacity (iota counts from 0 along any axis, so the valid part comes first).
+SOURCES = ("iota", "full")
 
 
 @dataclass
@@ -93,6 +97,12 @@ def _route(opdef: OpDef, operands: list[Operand], rank: int) -> bool:
         elif opdef.kind == "unsqueeze":
             dim = opdef.attrs["dim"] % rank
             o.to = o.axis if o.axis < dim else o.axis + 1
+        elif opdef.kind == "scan":
+            # a forward scan along the varying axis reads only earlier (valid)
+            # elements for valid positions; a reverse one would read the padding
+            if opdef.attrs["reverse"] and opdef.attrs["dim"] % o.rank == o.axis:
+                return False
+            o.to = o.axis
         elif opdef.kind == "squeeze":
             dim = opdef.attrs["dim"] % o.rank
             if dim == o.axis:
@@ -143,7 +153,7 @@ def plan_padded(graph: Graph, plans, opdefs: dict[int, OpDef], host_values: set,
         if not _route(opdef, operands, len(node.result_shapes[0])):
             continue
         routed = {o.to for o in operands if o.axis is not None and o.to is not None}
-        if routed != set(out):
+        if routed != set(out) and not (opdef.kind in SOURCES and out):
             continue
         if any(o.axis is not None and o.to is None for o in operands) and identity_of(opdef) is None:
             continue
@@ -221,8 +231,13 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
                 pre += _guard(node, opdef, n, shape)
         leaves += tail
         specs.append(spec)
-    leaves += [gen.code(e, node) for n_, e in opdef.scalars if n_ in opdef.dynamic_scalars]
-    statics += [gen.code(e, node) for n_, e in opdef.scalars if n_ in opdef.static_scalars]
+    code = {n_: gen.code(e, node) for n_, e in opdef.scalars}
+    if opdef.kind in SOURCES:   # the varying extent becomes the capacity, a static argument
+        varying = f"shape{info.out_axis}"
+        code[varying] = f"_kbucket({code[varying]})"
+        opdef = replace(opdef, scalars=[(n_, parse("0") if n_ == varying else e) for n_, e in opdef.scalars])
+    leaves += [code[n_] for n_ in opdef.dynamic_scalars]
+    statics += [code[n_] for n_ in opdef.static_scalars]
     lines += [pad + p for p in pre]
     if info.out_axis is not None:   # a Padded value into the node's point store
         plan, out_name = gen.plan(node.index, 0), store_name(node.index)
