@@ -109,8 +109,7 @@ class Executable:
             for k in self.statements:
                 if graph.nodes[k].name == kind:
                     self.plans[(k, 0)] = self._whole_plan(graph.nodes[k])
-        self.host_values = self._host_values()
-        gen = LauncherGen(graph, self.plans, self.opdefs, self.backend, self.host_values)
+        gen = LauncherGen(graph, self.plans, self.opdefs, self.backend)
         inputs = {k for k in self.statements if graph.nodes[k].name == "sdg.input"}
         launchers = [gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
                      if k not in inputs]
@@ -144,17 +143,11 @@ class Executable:
                 kind = "point"
         return StorePlan(node.index, 0, kind, axes, static)
 
-    def _host_values(self) -> set:
-        """Values kept in NumPy stores, their ops run on the host: none. On
-        the jax backend 64-bit values (i64 indices from argmax, symbol values,
-        f64 programs) live on the device too: compiling and running happen
-        inside `jax.enable_x64(True)` (`_device_scope`), which is scoped to
-        those calls and leaves the user's JAX configuration alone."""
-        return set()
-
     def _device_scope(self):
-        """The context kernels are built, traced and run in: 64-bit types on
-        (thread-local, undone on exit) for the jax backend."""
+        """The context kernels are built, traced and run in: on the jax
+        backend, 64-bit types on (`jax.enable_x64(True)`: thread-local, undone
+        on exit, so the user's JAX configuration is left alone), so i64
+        indices (argmax, symbol values) and f64 programs stay on the device."""
         if self.backend != "jax":
             return contextlib.nullcontext()
         import jax
@@ -173,7 +166,7 @@ class Executable:
             import jax
             from .jax_backend import jit_kernel
             for k, d in self.opdefs.items():
-                if d.value is not None and (k, 0) not in self.host_values:
+                if d.value is not None:
                     ns[f"_V{k}"] = jax.device_put(d.value)
             for name, (opdef, specs, out) in gen.kernels.items():
                 ns[name] = jit_kernel(f"{self.graph.name}{name}", opdef, specs, out,
@@ -297,12 +290,11 @@ class Executable:
         layouts = self._layouts(bounds)
         check_footprint(self._footprint(layouts))
         stores = {}
-        default_xp = np
+        xp = np
         if self.backend == "jax":
-            import jax.numpy as default_xp
+            import jax.numpy as xp
         for (k, r), plan, extents, shape, dtype in layouts:
             node = self.graph.nodes[k]
-            xp = np if (k, r) in self.host_values else default_xp
             store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
             if node.name == "sdg.input":
                 self._load_input(node, store, extents, shape, inputs)

@@ -8,8 +8,14 @@ specialised to each store's layout (a dict lookup for a point store, a view
 for a NumPy block store, `start mod W` for a window store) so a launch does no
 interpretation. With JAX, a node whose shapes are static runs as one jitted
 kernel (jax_backend.jit_kernel) that reads array stores lazily and writes its
-array store in place; anything else (UDFs, random draws, point-varying
-shapes, strided slices) runs on the host with NumPy.
+array store in place, a node with a point-varying axis as a padded kernel
+(padded.py) where it can; anything else (UDFs, random draws, which follow
+NumPy's generator, the remaining point-varying shapes, strided slices) runs
+on the host with NumPy. 64-bit values are on the device like the others:
+the executable builds and runs its kernels inside `jax.enable_x64(True)`.
+An indexing op's kernel also folds the range of its indices into `_IX[k]`,
+which the executable checks when the run ends (a jitted kernel cannot
+raise).
 
 A launcher runs only at the points the schedule gives it, which are the
 points an output or a UDF needs (lowering/needed.py), so a kernel's error
@@ -49,16 +55,15 @@ def _has_steps(e) -> bool:
 
 class LauncherGen:
     def __init__(self, graph: Graph, plans: dict[tuple[int, int], StorePlan], opdefs: dict[int, OpDef],
-                 backend: str, host_values: set | None = None):
+                 backend: str):
         self.graph, self.plans, self.opdefs, self.backend = graph, plans, opdefs, backend
-        self.host_values = host_values or set()   # (node, result) kept in NumPy (64-bit without x64)
         self.kernels: dict[str, tuple] = {}      # name -> (opdef, operand specs, out spec, fn)
         self.host_nodes: set[int] = set()         # nodes launched on the host
         self.index_checked: set[int] = set()      # jitted indexing ops (accumulators _IX[k])
         self._tmp = 0
         from .jax_backend import mask_identity
         from .padded import plan_padded
-        self.padded = plan_padded(graph, plans, opdefs, self.host_values, mask_identity) \
+        self.padded = plan_padded(graph, plans, opdefs, mask_identity) \
             if backend == "jax" else {}           # node -> PaddedNode (padded.py)
 
     # -- expressions ---------------------------------------------------------------------
@@ -195,7 +200,7 @@ class LauncherGen:
         steps = list(node.domain)
         if plan.kind == "point":
             # Never keep a view of a buffer that is written again (NumPy stores
-            # exist on every backend: the jax one keeps 64-bit values there).
+            # exist on every backend: the jax one keeps host ops' results there).
             value = f"_own({value})"
             lines.append(f"{pad}{name}.data[{self.point_slot(plan, steps)}] = {value}")
         elif self.backend == "numpy":
@@ -220,9 +225,6 @@ class LauncherGen:
         """Emits a jitted launch of `edges` through kernel `kname`; False if impossible."""
         from .jax_backend import mask_identity
         if self.backend != "jax" or not opdef.jit_ok or len(node.result_shapes or [[]]) != 1:
-            return False
-        if (node.index, 0) in self.host_values or any((e.source, e.result) in self.host_values
-                                                       for e in edges):
             return False
         plan = self.plan(node.index, 0)
         if not plan.static_shape and (plan.kind != "point" or any(

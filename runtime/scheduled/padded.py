@@ -130,7 +130,7 @@ def _route(opdef: OpDef, operands: list[Operand], rank: int) -> bool:
     return True
 
 
-def plan_padded(graph: Graph, plans, opdefs: dict[int, OpDef], host_values: set,
+def plan_padded(graph: Graph, plans, opdefs: dict[int, OpDef],
                 identity_of) -> dict[int, PaddedNode]:
     """The nodes that run as padded kernels (see the module docstring), in
     index order so that producers are decided before their readers (a
@@ -139,8 +139,6 @@ def plan_padded(graph: Graph, plans, opdefs: dict[int, OpDef], host_values: set,
     for k in sorted(opdefs):
         node, opdef = graph.nodes[k], opdefs[k]
         if opdef.kind not in KINDS or len(node.result_shapes) != 1:   # (jit_ok is False for varying shapes)
-            continue
-        if (k, 0) in host_values or any((e.source, e.result) in host_values for e in node.edges):
             continue
         if any(e.source >= k for e in node.edges):
             continue
