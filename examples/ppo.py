@@ -22,11 +22,10 @@ recurrence over t, auto-reset, state carried across iterations, or `--env udf`).
   W[i + 1, 0] = Adam(W[i, K - 1]); acting at iteration i uses W[i, 0]; K is a
   bound given at run time. `--unrolled`: the K epochs unrolled in Python
   instead (K Adam steps inside each iteration, two dims, 3x the ops).
-* Backend: the reference interpreter by default. The scheduled backends
-  (`--backend jax|numpy`) do not compile this program in reasonable time with
-  the current compiler: isl scheduling grows superlinearly with the number of
-  ops (~850 here; REINFORCE has ~360 and takes 1-2 min), and with three dims
-  isl's AST generation ran for over 25 minutes without finishing.
+* Backend: the reference interpreter by default; `--backend jax|numpy` runs
+  the scheduled compiler (about 14 s to compile the ~850 ops, then about
+  1 s per iteration at the defaults, XLA compilation included: at this size
+  the reference interpreter is faster). Both give the same returns and losses.
 
     python examples/ppo.py                     # defaults below (about 20 s)
     python examples/ppo.py --env udf

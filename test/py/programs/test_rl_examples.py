@@ -274,11 +274,11 @@ def reference_ppo(B, T, I, K, hidden, lr, gamma=0.99, lam=0.95):
     return {k: v for k, v in rec.items()}
 
 
-@pytest.mark.parametrize("epoch_dim", [False, True])
-def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim):
+@pytest.mark.parametrize("epoch_dim,backend", [(False, "reference"), (True, "reference"), (True, "jax")])
+def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim, backend):
     B, T, I, K, hidden = 2, 10, 2, 2, 8
     p = ppo.build(B=B, hidden=hidden, epochs=K, epoch_dim=epoch_dim, lr=0.02, debug=True)
-    out = p.compile(backend="reference").run(bounds={"I": I, "T": T, **({"K": K} if epoch_dim else {})})
+    out = p.compile(backend=backend).run(bounds={"I": I, "T": T, **({"K": K} if epoch_dim else {})})
     # GAE (the backward recurrence) against NumPy, from the program's own values
     for it in range(I):
         close(out["adv"][it], gae_np(out["value"][it].astype(np.float64), out["v_next"][it], out["done"][it],
