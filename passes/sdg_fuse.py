@@ -2,7 +2,7 @@
 
 An island is what a backend compiles into one kernel (TEMPO section 5.4):
 operators of one domain whose dependences on each other are the identity,
-with shapes that are static at a point. This pass grows them by
+with shapes that are static at a point or vary with it along one extent. This pass grows them by
 producer-into-consumer fusion, which keeps three properties by construction:
 
 * **one root**: only the island's last op (its root) is read from outside,
@@ -17,9 +17,14 @@ producer-into-consumer fusion, which keeps three properties by construction:
   graph already, and the old schedule of the root orders the island: every
   value a member reads is ready before the member, hence before the root.
   This holds inside recurrences too, whatever their dependences.
-* **static and on the device**: members have static shapes (no step in
-  any operand or result shape), read their outside operands at points (no
-  slices), and are plain tensor ops: merges, UDFs, random draws, inputs,
+* **static or padded, on the device**: members have static shapes (no step
+  in any operand or result shape), or, for elementwise ops, reductions,
+  matmuls, permutes and (un)squeezes, at most one axis whose size varies with
+  the point, the same extent (`t + 1`) in every value of the island: a
+  backend pads it to a capacity and masks it where it is reduced (the jax
+  runtime's padded kernels), so attention's scores-softmax-values chain at a
+  growing cache is one kernel. Members read their outside operands at
+  points (no slices), and are plain tensor ops: merges, UDFs, random draws, inputs,
   params, constants, outputs and indexing ops (index_select, gather,
   scatter_add: the runtime checks their indices' range per launch) stay
   outside.
@@ -76,15 +81,45 @@ class _Op:
     domain: tuple
     reads: list            # per operand: (producer index | None, dep components)
     admissible: bool
+    extent: str | None = None   # the one point-varying extent of its values (None: static)
 
 
-def _static(t: ir.Type, steps: set) -> bool:
+# Ops a backend can run on a padded point-varying axis (elementwise, reductions,
+# contractions and moves of axes: the jax runtime's padded kernels).
+PADDABLE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast", "sdg.reduce", "sdg.matmul", "sdg.permute",
+            "sdg.unsqueeze", "sdg.squeeze"}
+
+
+def _extent(t: ir.Type, steps: set):
+    """(admissible, the point-varying extent or None) of a value's type: at
+    most one axis may vary with the point."""
     if not is_tensor_type(t):
-        return False
+        return False, None
     try:
-        return not any(s.name in steps for d in tensor_shape(t) for s in parse(d).free_symbols)
+        varying = [parse(d) for d in tensor_shape(t) if any(s.name in steps for s in parse(d).free_symbols)]
     except SymbolicError:
-        return False
+        return False, None
+    if len(varying) > 1:
+        return False, None
+    return True, (str(varying[0]) if varying else None)
+
+
+def _admissible(o: ir.Operation, reads: list, steps: set):
+    """(admissible, its point-varying extent or None)."""
+    if o.name not in FUSABLE or len(o.results) != 1 or len(o.regions) != 0:
+        return False, None
+    if any(":" in c for _, d in reads for c in d):
+        return False, None
+    extents = set()
+    for v in list(o.operands) + list(o.results):
+        ok, extent = _extent(v.type, steps)
+        if not ok:
+            return False, None
+        if extent is not None:
+            extents.add(extent)
+    if len(extents) > 1 or extents and o.name not in PADDABLE:
+        return False, None
+    return True, (extents.pop() if extents else None)
 
 
 class _Graph:
@@ -104,10 +139,8 @@ class _Graph:
                 if "deps" in o.attributes else [index_components(o.attributes["dep"])] \
                 if "dep" in o.attributes else [[] for _ in o.operands]
             reads = [(where.get(v), list(d)) for v, d in zip(o.operands, deps)]
-            ok = (o.name in FUSABLE and len(o.results) == 1 and len(o.regions) == 0
-                  and all(_static(v.type, self.steps) for v in list(o.operands) + list(o.results))
-                  and all(":" not in c for _, d in reads for c in d))
-            self.nodes.append(_Op(o, domain, reads, ok))
+            ok, extent = _admissible(o, reads, self.steps)
+            self.nodes.append(_Op(o, domain, reads, ok, extent))
         self.readers: list[list[tuple[int, int]]] = [[] for _ in self.ops]   # (reader, operand)
         for k, n in enumerate(self.nodes):
             for i, (src, _) in enumerate(n.reads):
@@ -125,7 +158,7 @@ class SdgFuse(ModulePass):
     """Fuses sdg operators into `sdg.island` ops (see the module doc)."""
 
     name: ClassVar[str] = "sdg-fuse"
-    summary: ClassVar[str] = "Group sdg operators of one domain, read at the identity, into static islands"
+    summary: ClassVar[str] = "Group sdg operators of one domain, read at the identity, into islands (one kernel each)"
 
     def run(self, op: ir.Operation) -> None:
         self.num_islands = self.num_fused = 0   # for tests and callers
@@ -140,6 +173,7 @@ class SdgFuse(ModulePass):
         comps = strongly_connected(n, lambda k: [s for s, _ in g.nodes[k].reads if s is not None])
         island = list(range(n))                   # node -> its island's root
         members: dict[int, list[int]] = {k: [k] for k in range(n)}
+        extents = {k: {g.nodes[k].extent} - {None} for k in range(n)}   # an island's varying extents
         order = [k for c in reversed(comps) for k in sorted(c, reverse=True)]   # consumers first
         for u in order:
             node = g.nodes[u]
@@ -153,6 +187,9 @@ class SdgFuse(ModulePass):
                 continue
             if not all(g.identity(r, i) for r, i in g.readers[u]):
                 continue
+            if len(extents[root] | extents[u]) > 1:   # one varying extent per island
+                continue
+            extents[root] |= extents.pop(u)
             for m in members.pop(u):
                 island[m] = root
                 members[root].append(m)

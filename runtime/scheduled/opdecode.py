@@ -120,20 +120,34 @@ def _island(node: Node, graph: Graph) -> OpDef:
     d.scalars = [(f"{j}.{name}", e) for j, x in enumerate(defs) for name, e in x.scalars]
     names = [[(f"{j}.{name}", name) for name, _ in x.scalars] for j, x in enumerate(defs)]
     steps = list(zip(defs, body.sources, names))
+    d.attrs["body"] = (body, defs)
+    d.attrs["island_fn"] = lambda masks=None: _island_fn(steps, body.yields, masks)
+    d.fn = _island_fn(steps, body.yields)
+    return d
 
+
+def _island_fn(steps: list, yields: list, masks: dict | None = None):
+    """The island's function. `masks` (padded islands, padded.py): body op j
+    -> [(operand, axis, identity)]: that operand's elements at positions >=
+    sv["_n"] along `axis` are replaced by `identity` before op j reduces or
+    contracts the axis."""
     def fn(xp, args, sv):
         values = []
-        for x, sources, scalar_names in steps:
+        for j, (x, sources, scalar_names) in enumerate(steps):
             ins = [args[i] if kind == "arg" else values[i] for kind, i in sources]
+            for number, axis, identity in (masks or {}).get(j, ()):
+                v = ins[number]
+                shape = [1] * v.ndim
+                shape[axis] = v.shape[axis]
+                keep = xp.arange(v.shape[axis]).reshape(shape) < sv["_n"]
+                ins[number] = xp.where(keep, v, xp.asarray(identity, dtype=v.dtype))
             try:
                 values.append(x.fn(xp, ins, {name: sv[key] for key, name in scalar_names})[0])
             except K.KernelError as e:   # reported at the body op's line, as the reference does
                 e.location, e.op_name = x.node.location, x.node.name
                 raise
-        return tuple(args[i] if kind == "arg" else values[i] for kind, i in body.yields)
-
-    d.fn = fn
-    return d
+        return tuple(args[i] if kind == "arg" else values[i] for kind, i in yields)
+    return fn
 
 
 def decode(node: Node, graph: Graph) -> OpDef:

@@ -52,6 +52,10 @@ class Operand:
 class PaddedNode:
     out_axis: int | None      # the result's varying axis (None: the result is not padded)
     operands: list[Operand] = field(default_factory=list)
+    # islands: body op -> [(operand, axis, identity)] masked before it, and the
+    # one varying extent of the island's values (its valid length at a point)
+    masks: dict | None = None
+    extent: object = None
 
 
 def _has_steps(e) -> bool:
@@ -138,6 +142,12 @@ def plan_padded(graph: Graph, plans, opdefs: dict[int, OpDef],
     padded: dict[int, PaddedNode] = {}
     for k in sorted(opdefs):
         node, opdef = graph.nodes[k], opdefs[k]
+        if opdef.kind == "island":
+            if all(e.source < k for e in node.edges):
+                info = _plan_island(graph, plans, padded, node, opdef, identity_of)
+                if info is not None:
+                    padded[k] = info
+            continue
         if opdef.kind not in KINDS or len(node.result_shapes) != 1:   # (jit_ok is False for varying shapes)
             continue
         if any(e.source >= k for e in node.edges):
@@ -157,6 +167,82 @@ def plan_padded(graph: Graph, plans, opdefs: dict[int, OpDef],
             continue
         padded[k] = PaddedNode(out[0] if out else None, operands)
     return padded
+
+
+def _extent_of(graph: Graph, edge, o: Operand):
+    """The size expression of a varying operand's varying axis."""
+    if o.kind == "padded":
+        return parse(graph.nodes[edge.source].result_shapes[edge.result][o.axis], dims=graph.dims)
+    kept = [c for c in edge.dep if c.kind == "slice"]
+    return slice_size(kept[o.axis])
+
+
+def _plan_island(graph: Graph, plans, padded: dict, node: Node, opdef: OpDef, identity_of) -> PaddedNode | None:
+    """A padded island: its body ops routed one by one like padded nodes,
+    with the varying operands of a reduction or contraction masked inside
+    the kernel; None unless every varying axis has the same extent."""
+    body, defs = opdef.attrs["body"]
+    outer = [_operand(graph, plans, padded, e) for e in node.edges]
+    if any(o is None for o in outer):
+        return None
+    extents = {str(_extent_of(graph, e, o)): _extent_of(graph, e, o)
+               for e, o in zip(node.edges, outer) if o.axis is not None}
+    values: list[Operand] = []          # each body op's result: rank and varying axis
+    masks: dict[int, list] = {}
+    for j, (inner, sources, d) in enumerate(zip(body.ops, body.sources, defs)):
+        ops = [Operand(outer[i].kind, outer[i].rank, outer[i].axis) if kind == "arg" else
+               Operand("padded" if values[i].axis is not None else "static", values[i].rank, values[i].axis)
+               for kind, i in sources]
+        if len(inner.result_shapes) != 1:
+            return None
+        rank = len(inner.result_shapes[0])
+        out = _varying_axes(graph, inner.result_shapes[0])
+        if len(out) > 1:
+            return None
+        for a in out:
+            e = parse(inner.result_shapes[0][a], dims=graph.dims)
+            extents.setdefault(str(e), e)
+        if any(o.axis is not None for o in ops) or out:
+            if d.kind not in KINDS or d.kind in SOURCES or not _route(d, ops, rank):
+                return None
+            if {o.to for o in ops if o.axis is not None and o.to is not None} != set(out):
+                return None
+            reduced = [(number, o.axis) for number, o in enumerate(ops) if o.axis is not None and o.to is None]
+            if reduced:
+                identity = identity_of(d)
+                if identity is None:
+                    return None
+                masks[j] = [(number, axis, identity) for number, axis in reduced]
+        values.append(Operand("static", rank, out[0] if out else None))
+    if len(extents) != 1 or len(body.yields) != 1:
+        return None
+    kind, i = body.yields[0]
+    out_axis = values[i].axis if kind == "op" else outer[i].axis
+    for o in outer:
+        o.to = o.axis   # an operand is masked inside, where a body op reduces it
+    return PaddedNode(out_axis, outer, masks, next(iter(extents.values())))
+
+
+def _island_guards(opdef: OpDef, info: PaddedNode, n: str) -> list[str]:
+    """A body op of a padded island that reduces the varying axis with no
+    value on an empty input (max, ...) raises, as unpadded, when it is empty."""
+    from .launchers import EMPTY_OK
+    _, defs = opdef.attrs["body"]
+    out = []
+    for j in sorted(info.masks):
+        d = defs[j]
+        if d.kind == "reduce" and d.attrs["reduce_kind"] not in EMPTY_OK:
+            out += [f"if {n} == 0:",
+                    f"    from {__name__} import empty_island_reduction",
+                    f"    empty_island_reduction({d.node.location!r}, {d.node.name!r}, {d.attrs['reduce_kind']!r})"]
+    return out
+
+
+def empty_island_reduction(location: str, op_name: str, kind: str) -> None:
+    from ..kernels import KernelError
+    error = KernelError(f"reduce {kind} over an empty dimension")
+    error.location, error.op_name = location, op_name   # the body op's line (launch_error)
+    raise error
 
 
 def _guard(node: Node, opdef: OpDef, n: str, empty_shape: str) -> list[str]:
@@ -229,7 +315,20 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
                 pre += _guard(node, opdef, n, shape)
         leaves += tail
         specs.append(spec)
+    island_n = None
+    if opdef.kind == "island":   # masks inside; the valid length is the scalar `_n`
+        island_n = gen.tmp("n")
+        pre.append(f"{island_n} = {gen.code(info.extent, node)}")
+        for n in lengths:
+            pre.append(f"if {n} != {island_n}: raise RuntimeError('padded lengths disagree: ' + "
+                       f"str(({n}, {island_n})))")
+        lengths = []
+        pre += _island_guards(opdef, info, island_n)
+        opdef = replace(opdef, fn=opdef.attrs["island_fn"](info.masks),
+                        scalars=opdef.scalars + [("_n", info.extent)])
     code = {n_: gen.code(e, node) for n_, e in opdef.scalars}
+    if island_n is not None:
+        code["_n"] = island_n
     if opdef.kind in SOURCES:   # the varying extent becomes the capacity, a static argument
         varying = f"shape{info.out_axis}"
         code[varying] = f"_kbucket({code[varying]})"

@@ -60,7 +60,7 @@ def test_attention_over_a_growing_prefix_matches_numpy(pattern, backend):
 
 
 def test_padded_kernels_compile_once_per_capacity_not_once_per_step():
-    exe = attention("causal").compile(backend="jax")
+    exe = attention("causal").compile(backend="jax", passes=("sdg-dce",))   # one kernel per op
     T = 40
     exe.run(bounds={"T": T}, inputs=inputs(T))
     counts = exe.compiled._compile_counts
@@ -74,6 +74,26 @@ def test_padded_kernels_compile_once_per_capacity_not_once_per_step():
     assert stats["host_ops"] == 0, exe.compiled.source   # nothing of the attention runs on the host
 
 
+def test_the_padded_chain_fuses_into_one_island_kernel():
+    """With sdg-fuse (the default) the scores-softmax-values chain over the
+    growing prefix is one padded island: a handful of launches per step,
+    each compiled once per capacity, with the reference's results (above)."""
+    exe = attention("causal").compile(backend="jax")
+    T = 40
+    exe.run(bounds={"T": T}, inputs=inputs(T))
+    c = exe.compiled
+    islands = [k for k in c.padded_nodes if c.graph.nodes[k].name == "sdg.island"]
+    assert islands, c.source
+    body = " ".join(c.graph.nodes[k].label for k in islands)
+    for op in ("matmul", "reduce max", "unary exp", "reduce sum", "binary div"):
+        assert op in body, body
+    stats = exe.stats()
+    assert stats["launches"] <= 6 * T and stats["host_ops"] == 0, (stats, c.source)
+    capacities = math.ceil(math.log2(T)) + 1
+    for k in islands:
+        assert c._compile_counts.get(f"padded_attention_K{k}", 0) <= capacities, c._compile_counts
+
+
 def test_an_empty_padded_max_is_an_error_on_every_backend():
     with td.Program("padded_empty") as p:
         (t, T), = p.dims("t")
@@ -82,6 +102,21 @@ def test_an_empty_padded_max_is_an_error_on_every_backend():
     for backend in ("reference", "numpy", "jax"):
         with pytest.raises(EvaluationError, match="empty"):
             p.compile(backend=backend).run(bounds={"T": 3}, inputs={"x": np.arange(3, dtype=np.float32)})
+
+
+def test_an_empty_max_inside_a_padded_island_is_an_error_at_its_line():
+    with td.Program("padded_empty_island") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(), domain=(t,))
+        y = td.exp(x[0:t] * 2.0)
+        p.output("m", (y + 1.0).amax(0))                # empty at t = 0
+    line = next(n for n, text in enumerate(open(__file__), 1) if "(y + 1.0).amax(0))" in text and "p.output" in text)
+    exe = p.compile(backend="jax")
+    assert any(exe.compiled.graph.nodes[k].name == "sdg.island" for k in exe.compiled.padded_nodes)
+    for backend in ("reference", "numpy", "jax"):
+        with pytest.raises(EvaluationError, match="empty") as e:
+            p.compile(backend=backend).run(bounds={"T": 3}, inputs={"x": np.arange(3, dtype=np.float32)})
+        assert f":{line}:" in str(e.value), (backend, str(e.value))
 
 
 def test_a_padded_sum_over_an_empty_prefix_is_zero():

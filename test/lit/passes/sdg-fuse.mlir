@@ -143,3 +143,62 @@ sdg.graph @reads_ahead dims [t < T] {
   %r = sdg.reduce sum [0] %ex[t] domain [t] : (!v) -> !tidal.tensor<[], f32>
   sdg.output "ret" %ret[t] domain [t] : !tidal.tensor<[], f32>
 }
+
+// -----
+!v = !tidal.tensor<[4], f32>
+!p = !tidal.tensor<[t + 1], f32>
+// A chain over a growing prefix (one extent, t + 1, in every varying value):
+// scores, softmax and the weighted sum become one island; the slice reads of
+// the keys and values stay outside (their permutes read k[0:t + 1]).
+// CHECK-LABEL: sdg.graph @prefix_chain
+// CHECK: %[[KT:.*]] = sdg.permute
+// CHECK: %[[O:.*]] = sdg.island %{{.*}}[t], %[[KT]][t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4, t + 1], f32>) -> !tidal.tensor<[4], f32>
+// CHECK: sdg.matmul
+// CHECK-NEXT: sdg.reduce max
+// CHECK-NEXT: sdg.binary sub
+// CHECK-NEXT: sdg.unary exp
+// CHECK-NEXT: sdg.reduce sum
+// CHECK-NEXT: sdg.binary div
+// CHECK-NEXT: sdg.matmul
+// CHECK: sdg.output "o" %[[O]][t]
+sdg.graph @prefix_chain dims [t < T] {
+  %q = sdg.input "q" domain [t] : !v
+  %k = sdg.input "k" domain [t] : !v
+  %kt = sdg.permute [1, 0] %k[0:t + 1] domain [t] : (!v) -> !tidal.tensor<[4, t + 1], f32>
+  %s = sdg.matmul %q[t], %kt[t] domain [t] : (!v, !tidal.tensor<[4, t + 1], f32>) -> !p
+  %m = sdg.reduce max [0] keepdim %s[t] domain [t] : (!p) -> !tidal.tensor<[1], f32>
+  %d = sdg.binary sub %s[t], %m[t] domain [t] : (!p, !tidal.tensor<[1], f32>) -> !p
+  %e = sdg.unary exp %d[t] domain [t] : (!p) -> !p
+  %z = sdg.reduce sum [0] keepdim %e[t] domain [t] : (!p) -> !tidal.tensor<[1], f32>
+  %a = sdg.binary div %e[t], %z[t] domain [t] : (!p, !tidal.tensor<[1], f32>) -> !p
+  %o = sdg.matmul %kt[t], %a[t] domain [t] : (!tidal.tensor<[4, t + 1], f32>, !p) -> !v
+  sdg.output "o" %o[t] domain [t] : !v
+}
+
+// -----
+!p = !tidal.tensor<[t + 1], f32>
+// Refused: values of two different varying extents (t + 1, t + 2) in one
+// island (the t + 2 chain joins the add, the t + 1 one is an island of its
+// own), and a varying op a backend cannot pad (a reshape: the neg it reads
+// stays out too).
+// CHECK-LABEL: sdg.graph @two_extents
+// CHECK: %[[SA:.*]] = sdg.island %{{.*}}[t] domain [t] : (!tidal.tensor<[t + 1], f32>) -> !tidal.tensor<[], f32>
+// CHECK: sdg.yield
+// CHECK: %[[C:.*]] = sdg.island %{{.*}}[t], %[[SA]][t] domain [t] : (!tidal.tensor<[t + 2], f32>, !tidal.tensor<[], f32>)
+// CHECK: sdg.yield
+// CHECK: %{{.*}} = sdg.unary neg
+// CHECK-NEXT: %{{.*}} = sdg.reshape
+sdg.graph @two_extents dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[], f32>
+  %a = sdg.expand %x[t] domain [t] : (!tidal.tensor<[], f32>) -> !p
+  %b = sdg.expand %x[t] domain [t] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[t + 2], f32>
+  %ea = sdg.unary exp %a[t] domain [t] : (!p) -> !p
+  %sa = sdg.reduce sum [0] %ea[t] domain [t] : (!p) -> !tidal.tensor<[], f32>
+  %eb = sdg.unary exp %b[t] domain [t] : (!tidal.tensor<[t + 2], f32>) -> !tidal.tensor<[t + 2], f32>
+  %sb = sdg.reduce sum [0] %eb[t] domain [t] : (!tidal.tensor<[t + 2], f32>) -> !tidal.tensor<[], f32>
+  %c = sdg.binary add %sa[t], %sb[t] domain [t] : (!tidal.tensor<[], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
+  %n = sdg.unary neg %a[t] domain [t] : (!p) -> !p
+  %r = sdg.reshape %n[t] domain [t] : (!p) -> !tidal.tensor<[1, t + 1], f32>
+  sdg.output "c" %c[t] domain [t] : !tidal.tensor<[], f32>
+  sdg.output "r" %r[t] domain [t] : !tidal.tensor<[1, t + 1], f32>
+}
