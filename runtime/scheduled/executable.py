@@ -164,13 +164,18 @@ class Executable:
                 ns[f"_V{k}"] = d.value
         if self.backend == "jax":
             import jax
-            from .jax_backend import jit_kernel
+            from .jax_backend import jit_kernel, kernel_key
             for k, d in self.opdefs.items():
                 if d.value is not None:
                     ns[f"_V{k}"] = jax.device_put(d.value)
+            shared: dict[str, object] = {}   # kernel_key -> jitted: equal kernels compile once
             for name, (opdef, specs, out) in gen.kernels.items():
-                ns[name] = jit_kernel(f"{self.graph.name}{name}", opdef, specs, out,
-                                      counter=self._compile_counts)
+                key = kernel_key(opdef, specs, out)
+                if key not in shared:
+                    shared[key] = jit_kernel(f"{self.graph.name}{name}", opdef, specs, out,
+                                             counter=self._compile_counts)
+                ns[name] = shared[key]
+            self.distinct_kernels = len(shared)
         self.kernel_names = sorted(gen.kernels)
         return ns
 

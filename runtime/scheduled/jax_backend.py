@@ -24,6 +24,9 @@ own count of compilations, for tests and benchmarks) and `COMPILES[name]`.
 No jitted function here is shared between programs unless its key is exactly
 what its traced code closes over (`store_writer`); kernels belong to one
 executable, and jax.jit keys each trace on its arguments' shapes and dtypes.
+Within an executable, kernels with the same `kernel_key` (the op's text with
+local names and no locations, the operand and output specs) are one jitted
+function, so the identical layers of a model compile once.
 """
 from __future__ import annotations
 
@@ -187,6 +190,19 @@ def index_range_start() -> "jax.Array":
     """The accumulator of a run that has seen no index."""
     big = np.iinfo(np.int64).max
     return jnp.asarray(np.array([big, -big], dtype=np.int64))
+
+
+def kernel_key(opdef: OpDef, operands: list[LazyOperand], out: OutSpec) -> str:
+    """What a jitted kernel's traced code depends on, as text: the op (an
+    island with its body) printed with local SSA names and no locations, the
+    scalar names and padded masks, and the operand and output specs. Kernels
+    of one executable with equal keys are one jitted function (the layers of
+    a model share theirs); the bounds' values and sizes are jit's own key."""
+    op = opdef.node.op
+    with op.context:
+        text = op.get_asm(enable_debug_info=False, use_local_scope=True)
+    return "\n".join([text, repr([n for n, _ in opdef.scalars]), repr(opdef.attrs.get("masks")),
+                      repr(opdef.attrs.get("index_check")), repr(operands), repr(out)])
 
 
 def _mask(x, axis: int, n, identity):

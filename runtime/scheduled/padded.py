@@ -325,7 +325,7 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
         lengths = []
         pre += _island_guards(opdef, info, island_n)
         opdef = replace(opdef, fn=opdef.attrs["island_fn"](info.masks),
-                        scalars=opdef.scalars + [("_n", info.extent)])
+                        scalars=opdef.scalars + [("_n", info.extent)], attrs={**opdef.attrs, "masks": info.masks})
     code = {n_: gen.code(e, node) for n_, e in opdef.scalars}
     if island_n is not None:
         code["_n"] = island_n

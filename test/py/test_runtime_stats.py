@@ -56,3 +56,36 @@ def test_reference_backend_has_no_counters():
     p, T = program()
     with pytest.raises(td.TidalError, match="no kernels to count"):
         p.compile(backend="reference").stats()
+
+
+def layered(n_layers: int):
+    """A recurrent cell of `n_layers` identical layers (own weights each)."""
+    rng = np.random.default_rng(0)
+    with td.Program(f"layers{n_layers}") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(3, 8), domain=(t,))
+        h = x
+        for j in range(n_layers):
+            w = td.param(f"w{j}", rng.normal(size=(8, 8)).astype(np.float32) * 0.3)
+            h = td.tanh(h @ w + 1.0) * 0.5 + h
+            p.output(f"h{j}", h)      # read twice: each layer is an island of its own
+    return p
+
+
+def test_identical_layers_share_their_kernels():
+    """Kernels whose traced code is the same (the layers of a model) are one
+    jitted function: compilations do not grow with the number of layers,
+    and the results are the reference's."""
+    x = np.random.default_rng(1).normal(size=(4, 3, 8)).astype(np.float32)
+    counts = {}
+    for n in (2, 4):   # the first layer reads the input's store, the others the previous layer's
+        p = layered(n)
+        exe = p.compile(backend="jax")
+        out = exe.run(bounds={"T": 4}, inputs={"x": x})
+        ref = p.compile(backend="reference").run(bounds={"T": 4}, inputs={"x": x})
+        for j in range(n):
+            np.testing.assert_allclose(np.asarray(out[f"h{j}"]), np.asarray(ref[f"h{j}"]), rtol=1e-5, atol=1e-6)
+        counts[n] = exe.stats()["xla_compilations"]
+        if n == 4:
+            assert exe.compiled.distinct_kernels < exe.stats()["kernels"], exe.compiled.source
+    assert counts[4] == counts[2], counts
