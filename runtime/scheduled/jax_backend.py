@@ -30,6 +30,7 @@ function, so the identical layers of a model compile once.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -192,6 +193,9 @@ def index_range_start() -> "jax.Array":
     return jnp.asarray(np.array([big, -big], dtype=np.int64))
 
 
+_SSA = re.compile(r"%[A-Za-z0-9_$.#-]+")
+
+
 def kernel_key(opdef: OpDef, operands: list[LazyOperand], out: OutSpec) -> str:
     """What a jitted kernel's traced code depends on, as text: the op (an
     island with its body) printed with local SSA names and no locations, the
@@ -201,6 +205,8 @@ def kernel_key(opdef: OpDef, operands: list[LazyOperand], out: OutSpec) -> str:
     op = opdef.node.op
     with op.context:
         text = op.get_asm(enable_debug_info=False, use_local_scope=True)
+    names: dict[str, str] = {}   # SSA names renumbered in order of appearance
+    text = _SSA.sub(lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), text)
     return "\n".join([text, repr([n for n, _ in opdef.scalars]), repr(opdef.attrs.get("masks")),
                       repr(opdef.attrs.get("index_check")), repr(operands), repr(out)])
 
