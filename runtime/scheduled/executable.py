@@ -143,6 +143,13 @@ class Executable:
                 kind = "point"
         return StorePlan(node.index, 0, kind, axes, static)
 
+    def _user_scope(self):
+        """Undoes `_device_scope` for user code (UDFs) called during a run."""
+        if self.backend != "jax":
+            return contextlib.nullcontext()
+        import jax
+        return jax.enable_x64(self._user_x64)
+
     def _device_scope(self):
         """The context kernels are built, traced and run in: on the jax
         backend, 64-bit types on (`jax.enable_x64(True)`: thread-local, undone
@@ -151,6 +158,7 @@ class Executable:
         if self.backend != "jax":
             return contextlib.nullcontext()
         import jax
+        self._user_x64 = bool(jax.config.jax_enable_x64)
         return jax.enable_x64(True)
 
     def _namespace(self, gen: LauncherGen) -> dict:
@@ -203,7 +211,9 @@ class Executable:
         env = tuple(point) + self._bound_values
         shapes = [tuple(int(f(*env)) for f in fs) for fs in self._udf_shapes[k]]
         try:
-            return check_udf_result(callee, fn(*args), shapes, d.dtypes)
+            with self._user_scope():   # the user's function sees the user's JAX configuration
+                result = fn(*args)
+            return check_udf_result(callee, result, shapes, d.dtypes)
         except ValueError as e:
             where = f" at point {format_point(node.domain, point)}" if point else ""
             raise EvaluationError(f"{node.location}: '{node.name}'{where}: {e}") from None

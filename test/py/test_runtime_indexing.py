@@ -97,3 +97,22 @@ def test_the_range_check_sees_every_launch_not_only_the_last():
     with pytest.raises(EvaluationError, match="out of range"):
         exe.run(bounds={"T": 5}, inputs={"first": np.array([0, 9])})
     exe.run(bounds={"T": 5}, inputs={"first": np.array([2, 3])})          # the next run starts clean
+
+
+def test_a_udf_sees_the_users_jax_configuration():
+    """Kernels run with 64-bit types on; user code called during the run
+    (a UDF) runs with the user's own setting."""
+    seen = []
+
+    def probe(x):
+        seen.append(jax.numpy.asarray(1.5).dtype)
+        return np.asarray(x) * 2
+
+    with td.Program("udf_x64") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(2,), domain=(t,))
+        y = td.udf(probe, x, shape=(2,), dtype="float32")
+        p.output("y", y + 1.0)
+    out = p.compile(backend="jax").run(bounds={"T": 2}, inputs={"x": np.ones((2, 2), np.float32)})
+    np.testing.assert_allclose(np.asarray(out["y"]), np.full((2, 2), 3.0))
+    assert seen and all(d == (np.float64 if jax.config.jax_enable_x64 else np.float32) for d in seen), seen
