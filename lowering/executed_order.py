@@ -165,25 +165,19 @@ def executed_order(tree: list, ctx: isl.Context, context: isl.Set) -> dict[int, 
     return {k: coalesced(m) for k, m in out.items()}
 
 
-def lift_zero_dim(schedule: isl.Schedule, graph) -> isl.Schedule | None:
+def lift_zero_dim(schedule: isl.Schedule) -> isl.Schedule | None:
     """`schedule` with every 0-dimensional statement `S<k>[]` replaced by
     `S<k>[0]` (None if there is none)."""
-    lifted = [k for k in range(len(graph.nodes)) if not graph.nodes[k].domain]
-    domain = schedule.get_domain()
-    names = {domain.get_set_list().get_at(i).get_tuple_name(): domain.get_set_list().get_at(i).dim(isl.dim_type.set)
-             for i in range(domain.n_set())}
-    zero = [k for k in lifted if names.get(f"S{k}") == 0]
-    if not zero:
+    sets = schedule.get_domain().get_set_list()
+    dims = {sets.get_at(i).get_tuple_name(): sets.get_at(i).dim(isl.dim_type.set) for i in range(sets.n_set())}
+    if 0 not in dims.values():
         return None
-    space = domain.get_space()
+    space = schedule.get_domain().get_space()
     params = [space.get_dim_name(isl.dim_type.param, i) for i in range(space.dim(isl.dim_type.param))]
     pieces = []
-    for name, n in names.items():
-        if int(name[1:]) in zero:
-            pieces.append(f"{name}[u] -> {name}[] : u = 0")
-        else:
-            steps = ", ".join(f"i{j}" for j in range(n))
-            pieces.append(f"{name}[{steps}] -> {name}[{steps}]")
+    for name, n in dims.items():
+        steps = ", ".join(f"i{j}" for j in range(n))
+        pieces.append(f"{name}[u] -> {name}[] : u = 0" if n == 0 else f"{name}[{steps}] -> {name}[{steps}]")
     pull = isl.UnionPwMultiAff.read_from_str(schedule.get_ctx(), f"[{', '.join(params)}] -> {{ {'; '.join(pieces)} }}")
     return schedule.pullback_union_pw_multi_aff(pull)
 

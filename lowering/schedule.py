@@ -161,7 +161,7 @@ class GraphSchedule:
             return cached[1]
         tree, order, problem = self._scan(self.schedule, lifted=False)
         if problem is not None:
-            lifted = lift_zero_dim(self.schedule, self.graph)
+            lifted = lift_zero_dim(self.schedule)
             if lifted is not None:
                 tree, order, _ = self._scan(lifted, lifted=True)
         if order is None:
@@ -191,19 +191,14 @@ class GraphSchedule:
                 return None, (k, f"{node.describe()} does not run at exactly its points")
             if not runs.is_single_valued():
                 return None, (k, f"{node.describe()} runs some point twice")
-        theta = self._theta(order)
-        bad = self._violated(theta)
+        bad = self._violated(_union(order[k] for k in sorted(order)) if order else
+                             isl.UnionMap.empty(self.poly.context.get_space()))
         if bad is not None:
             sink, number = bad
             node = self.graph.nodes[sink]
             return None, (sink, f"{node.describe()} operand {number} ({node.edges[number].dep_text}) "
                                 f"runs after its reader")
         return order, None
-
-    def _theta(self, order: dict[int, isl.Map]) -> isl.UnionMap:
-        if not order:
-            return isl.UnionMap.empty(self.poly.context.get_space())
-        return _union(order[k] for k in sorted(order))
 
     def check(self, what: str | None = None) -> None:
         """Every validity pair runs source first in the schedule tree's order
