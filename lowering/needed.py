@@ -40,12 +40,26 @@ closure of a recurrence with a `t % 3 == 0` case gives hundreds) is replaced
 by its simple hull within the valid domain: a superset, so only valid points
 are added, and inside a cycle only when the hulls are still closed under the
 reads. The whole computation runs under an isl operation budget.
+
+An over-approximation may add points where an op *fails*: a `max` over a
+window that is empty at `t = 0`, where the reference (which computes only
+needed points) never asks for it (fuzz finding F11). So for each node that
+can fail on an empty operand (a `max`/`min`/`argmax`/`argmin` reduction, or
+an island with one) the points of its needed set where some read is empty
+are tested one by one, forwards: a point is needed exactly when a chain of
+its readers (valid points, first-true merge branches) reaches an output or a
+UDF. The points whose chains provably do not are removed, and so are the
+points that read them (a needed point reads only needed points), until
+nothing changes. A test that does not finish within a few rounds keeps the
+points (a possible spurious error, never a wrong value).
 """
 from __future__ import annotations
 
 from collections import deque
 
 import islpy as isl
+
+from tidal.symbolic import Slice
 
 from .polyhedral import Polyhedral
 from .graph import components
@@ -77,12 +91,21 @@ def needed_domains(poly: Polyhedral, valid: dict[int, isl.Set]) -> dict[int, isl
     ctx.reset_operations()
     ctx.set_max_operations(NEEDED_OPERATIONS)
     try:
-        return _needed(poly, valid)
+        needed = _needed(poly, valid)
     except isl.Error:   # out of operations: run everything that can be computed, as without this pass
         return dict(valid)
     finally:
         ctx.set_max_operations(before)
         ctx.reset_operations()
+    ctx.set_max_operations(NEEDED_OPERATIONS)
+    try:
+        _prune_failing(poly, needed)
+    except isl.Error:   # out of operations: the points stay (the over-approximation)
+        pass
+    finally:
+        ctx.set_max_operations(before)
+        ctx.reset_operations()
+    return needed
 
 
 def _needed(poly: Polyhedral, valid: dict[int, isl.Set]) -> dict[int, isl.Set]:
@@ -210,6 +233,100 @@ def _closure(component, edges, needed, ctx) -> dict | None:
         ctx.set_max_operations(before)
         ctx.reset_operations()
     return {k: needed[k].union(result.extract_set(needed[k].get_space())).coalesce() for k in component}
+
+
+# Reductions without an identity: they fail on an empty operand.
+_FALLIBLE = ("reduce max", "reduce min", "reduce argmax", "reduce argmin")
+# Rounds of the forward test of a failing point before it gives up.
+_FORWARD_ROUNDS = 8
+
+
+def _fallible(node) -> bool:
+    if node.kind in _FALLIBLE:
+        return True
+    if node.name == "sdg.island":
+        from .graph import read_island
+        return any(op.kind in _FALLIBLE for op in read_island(node).ops)
+    return False
+
+
+def _prune_failing(poly: Polyhedral, needed: dict[int, isl.Set]) -> None:
+    """Removes from `needed` (in place) the points where a fallible node
+    reads an empty slice and that no output or UDF needs, and the points
+    that read them (see the module docstring)."""
+    graph = poly.graph
+    nodes = graph.nodes
+    suspects = {}
+    for node in nodes:
+        k = node.index
+        if needed[k].is_empty() or not _fallible(node):
+            continue
+        empty = needed[k]
+        for edge, read in zip(node.edges, poly.reads[k]):
+            if any(isinstance(c, Slice) for c in edge.dep.components):
+                empty = empty.subtract(read.domain())
+        if not empty.is_empty():
+            suspects[k] = empty.coalesce()
+    if not suspects:
+        return
+    forward: dict[int, list[tuple[int, isl.Map]]] = {n.index: [] for n in nodes}   # source -> (sink, map)
+    for sink, number, m in poly.validity(needed):
+        if not m.is_empty():
+            forward[nodes[sink].edges[number].source].append((sink, m))
+    removed = {}
+    for k, points in suspects.items():
+        unneeded = points.subtract(_reaching(nodes, forward, k, points))
+        if not unneeded.is_empty():
+            removed[k] = unneeded
+    _remove(forward, needed, removed)
+
+
+def _reaching(nodes, forward, k: int, points: isl.Set) -> isl.Set:
+    """The points of `points` (of node k) from which a chain of readers
+    reaches an output or a UDF; all of `points` if the search does not
+    settle within `_FORWARD_ROUNDS` rounds."""
+    identity = isl.Map.identity(points.get_space().map_from_set()).intersect_domain(points)
+    reach = {k: identity}              # node -> { suspect point -> point of that node it flows to }
+    found = points.subtract(points)
+    frontier = {k: identity}
+    for _ in range(_FORWARD_ROUNDS):
+        if not frontier or found.is_equal(points):
+            return found
+        step = {}
+        for j, m in frontier.items():
+            for sink, v in forward[j]:
+                add = m.apply_range(v)
+                if add.is_empty():
+                    continue
+                if nodes[sink].name in ROOTS:
+                    found = found.union(add.domain()).coalesce()
+                have = reach.get(sink)
+                if have is not None:
+                    add = add.subtract(have)
+                    if add.is_empty():
+                        continue
+                reach[sink] = add if have is None else have.union(add).coalesce()
+                step[sink] = add if sink not in step else step[sink].union(add)
+        frontier = step
+    return found if not frontier else points
+
+
+def _remove(forward, needed, removed: dict[int, isl.Set]) -> None:
+    """Subtracts `removed` from `needed`, and forwards: the points that read
+    a removed point (a needed point reads only needed points)."""
+    frontier = dict(removed)
+    for _ in range(_FORWARD_ROUNDS):
+        if not frontier:
+            return
+        for k, points in frontier.items():
+            needed[k] = needed[k].subtract(points).coalesce()
+        step = {}
+        for j, points in frontier.items():
+            for sink, v in forward[j]:
+                add = points.apply(v).intersect(needed[sink])
+                if not add.is_empty():
+                    step[sink] = add if sink not in step else step[sink].union(add)
+        frontier = step
 
 
 def _components(graph) -> list[list[int]]:

@@ -25,7 +25,7 @@ producer-into-consumer fusion, which keeps three properties by construction:
   runtime's padded kernels), so attention's scores-softmax-values chain at a
   growing cache is one kernel. Members read their outside operands at
   points (no slices), and are plain tensor ops: merges, UDFs, random draws, inputs,
-  params, constants, outputs, 64-bit values and indexing ops (index_select, gather,
+  params, constants, outputs and indexing ops (index_select, gather,
   scatter_add: the runtime checks their indices' range per launch) stay
   outside.
 
@@ -84,11 +84,6 @@ class _Op:
     extent: str | None = None   # the one point-varying extent of its values (None: static)
 
 
-# 64-bit values stay outside islands: letting them in (fuzz seed 40, program
-# 1,090) made a fused program run a max over an empty window at a point the
-# unfused one never computes; the cause is not found yet (see the regression test).
-_WIDE = ("i64", "f64")
-
 # Ops a backend can run on a padded point-varying axis (elementwise, reductions,
 # contractions and moves of axes: the jax runtime's padded kernels).
 PADDABLE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast", "sdg.reduce", "sdg.matmul", "sdg.permute",
@@ -98,7 +93,7 @@ PADDABLE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast", "sdg.reduce", "s
 def _extent(t: ir.Type, steps: set):
     """(admissible, the point-varying extent or None) of a value's type: at
     most one axis may vary with the point."""
-    if not is_tensor_type(t) or tensor_element_type(t) in _WIDE:
+    if not is_tensor_type(t):
         return False, None
     try:
         varying = [parse(d) for d in tensor_shape(t) if any(s.name in steps for s in parse(d).free_symbols)]

@@ -89,6 +89,45 @@ def test_an_unused_max_over_an_empty_window_is_not_an_error():
     assert "sdg.reduce" not in p.compile(backend="numpy").schedule()
 
 
+def window_recurrence_with_reader():
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(), domain=(t,))
+        s = td.recurrent(shape=(), domain=(t,))
+        s[0] = x[0]
+        m = x[td.max(0, t - 2):t].amax(0)      # empty at t = 0
+        s[t] = m * 2.0                         # reads m at t: unneeded at t = 0 too
+        p.output("s", s)
+    return p
+
+
+def test_an_over_approximated_needed_set_drops_the_failing_points_nobody_needs(monkeypatch):
+    """Fuzz finding F11: a simple hull (or any over-approximation of the
+    needed points) can add a point where an op fails, here the `max` over the
+    empty window at t = 0; the reference never computes it. Simulated with the
+    coarsest over-approximation, every valid point: the failing point, and the
+    point of the op that reads it, are still not run, and every backend
+    agrees with the reference."""
+    from tidal.lowering import needed
+    monkeypatch.setattr(needed, "_needed", lambda poly, valid: dict(valid))
+    counts = runs(window_recurrence_with_reader(), {"T": 5})
+    assert counts["%2 = sdg.reduce max"] == 4 and counts["%4 = sdg.binary mul"] == 4, counts
+    x = np.arange(1, 5, dtype=np.float32)
+    expected = np.array([1, 2, 4, 6], np.float32)
+    assert_same(run_all(window_recurrence_with_reader(), {"T": 4}, {"x": x}), {"s": expected})
+    assert_same(run_all(window_recurrence(), {"T": 4}, {"x": x}), {"s": np.array([1, 1, 2, 3], np.float32)})
+
+
+def test_without_the_pruning_the_over_approximation_would_fail(monkeypatch):
+    """The check above fails without the pruning (so it tests it)."""
+    from tidal.lowering import needed
+    monkeypatch.setattr(needed, "_needed", lambda poly, valid: dict(valid))
+    monkeypatch.setattr(needed, "_prune_failing", lambda poly, n: None)
+    exe = window_recurrence().compile(backend="numpy")
+    with pytest.raises(EvaluationError, match="reduce max over an empty dimension"):
+        exe.run(bounds={"T": 3}, inputs={"x": np.ones(3, np.float32)})
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_needed_max_over_an_empty_window_fails_on_every_backend(backend):
     """JAX pads a window whose size varies and masks it with the reduction's

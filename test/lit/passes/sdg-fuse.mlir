@@ -84,9 +84,12 @@ sdg.graph @refused dims [b < B, t < T] {
 
 // -----
 !v = !tidal.tensor<[4], f32>
-// Refused: 64-bit values stay outside islands (see _WIDE in sdg_fuse.py).
+// 64-bit values fuse like any other (the jax runtime runs kernels with x64 on).
 // CHECK-LABEL: sdg.graph @wide
-// CHECK-NOT: sdg.island
+// CHECK: %[[W:.*]] = sdg.island %{{.*}}[t] domain [t]
+// CHECK: sdg.cast
+// CHECK: sdg.binary mul
+// CHECK: sdg.output "wide" %[[W]][t]
 sdg.graph @wide dims [t < T] {
   %x = sdg.input "x" domain [t] : !v
   %i = sdg.cast %x[t] domain [t] : (!v) -> !tidal.tensor<[4], i64>
