@@ -60,8 +60,9 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects import ops_named
-from tidal.dialects.attrs import index_attr, index_components, is_tensor_type, tensor_element_type, tensor_shape
-from tidal.symbolic import SymbolicError, parse
+from tidal.dialects.attrs import (index_attr, index_components, is_tensor_type, tensor_element_type, tensor_shape,
+                                  tensor_type)
+from tidal.symbolic import SymbolicError, parse, slice_size, to_text
 
 from .base import ModulePass, PassFailure
 from .sccs import strongly_connected
@@ -104,13 +105,34 @@ def _extent(t: ir.Type, steps: set):
     return True, (str(varying[0]) if varying else None)
 
 
+def _slice(component: str):
+    """The Slice a unit-step slice component's text denotes, else None."""
+    if component.count(":") != 1:
+        return None
+    try:
+        return parse(f"[{component}]", validate=False).components[0]
+    except SymbolicError:
+        return None
+
+
 def _admissible(o: ir.Operation, reads: list, steps: set):
-    """(admissible, its point-varying extent or None)."""
+    """(admissible, its point-varying extent or None). An operand may be read
+    through unit-step slices of a value of static shape (a slice's length may
+    be the point-varying extent)."""
     if o.name not in FUSABLE or len(o.results) != 1 or len(o.regions) != 0:
         return False, None
-    if any(":" in c for _, d in reads for c in d):
-        return False, None
     extents = set()
+    for v, (_, dep) in zip(o.operands, reads):
+        cuts = [c for c in dep if ":" in c]
+        if not cuts:
+            continue
+        slices = [_slice(c) for c in cuts]
+        if any(c is None for c in slices) or _extent(v.type, steps) != (True, None):
+            return False, None
+        for c in slices:
+            size = slice_size(c)
+            if any(sym.name in steps for sym in size.free_symbols):
+                extents.add(str(size))
     for v in list(o.operands) + list(o.results):
         ok, extent = _extent(v.type, steps)
         if not ok:
@@ -120,6 +142,15 @@ def _admissible(o: ir.Operation, reads: list, steps: set):
     if len(extents) > 1 or extents and o.name not in PADDABLE:
         return False, None
     return True, (extents.pop() if extents else None)
+
+
+def _read_type(value: ir.Value, dep: tuple) -> ir.Type:
+    """The type of `value` read at `dep`: one leading axis per slice (its
+    length), then the value's shape."""
+    lead = [to_text(slice_size(_slice(c)), mlir=True) for c in dep if ":" in c]
+    if not lead:
+        return value.type
+    return tensor_type(lead + tensor_shape(value.type), tensor_element_type(value.type), value.type.context)
 
 
 class _Graph:
@@ -221,7 +252,7 @@ class SdgFuse(ModulePass):
                 attributes={"deps": ir.ArrayAttr.get([index_attr(list(d)) for _, d in outside]),
                             "domain": root_op.attributes["domain"]}, regions=1)
             root_op.results[0].replace_all_uses_with(island.results[0])
-            block = island.regions[0].blocks.append(*[v.type for v, _ in outside])
+            block = island.regions[0].blocks.append(*[_read_type(v, d) for v, d in outside])
             identity = index_attr(list(domain))
             for k in body:
                 op = g.ops[k]

@@ -114,7 +114,8 @@ def Sdg_IslandOp : Sdg_Op<"island", [SingleBlock, IsolatedFromAbove]> {
     Groups operators of one domain whose dependences on each other are the
     identity (TEMPO's fused dataflow op, paper section 5.4). At each point of
     its domain the island reads its operands with their dependence
-    expressions (points, never slices), binds them to the body's block
+    expressions (points, or unit-step slices: the block argument then has one
+    leading axis per slice component), binds them to the body's block
     arguments, runs the body's ops in order and yields its results. Every
     body op has the island's domain and reads its operands, which are block
     arguments or earlier body results, at the identity dependence. A backend

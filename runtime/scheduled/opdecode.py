@@ -141,6 +141,10 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None):
                 shape[axis] = v.shape[axis]
                 keep = xp.arange(v.shape[axis]).reshape(shape) < sv["_n"]
                 ins[number] = xp.where(keep, v, xp.asarray(identity, dtype=v.dtype))
+            fast = _transposed_matmul(xp, x, sources, steps, args, values, ins, masks, j)
+            if fast is not None:
+                values.append(fast)
+                continue
             try:
                 values.append(x.fn(xp, ins, {name: sv[key] for key, name in scalar_names})[0])
             except K.KernelError as e:   # reported at the body op's line, as the reference does
@@ -148,6 +152,27 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None):
                 raise
         return tuple(args[i] if kind == "arg" else values[i] for kind, i in yields)
     return fn
+
+
+def _transposed_matmul(xp, x, sources, steps, args, values, ins, masks, j):
+    """`a @ permute(y)` where the permute makes y's last axis the contracted
+    one (`q @ k.T` over a cache): with JAX, the same product as a contraction
+    along y's last axis (an einsum of y transposed so), which XLA on CPU runs
+    ~8x faster than the matmul of the materialized transpose. None: not
+    that case (or NumPy), run the op as it is."""
+    if xp is np or x.kind != "matmul" or sources[1][0] != "op" or j in (masks or {}):
+        return None
+    producer, (src_kind, i) = steps[sources[1][1]][0], steps[sources[1][1]][1][0]
+    if producer.kind != "permute":
+        return None
+    y = args[i] if src_kind == "arg" else values[i]
+    perm = [p % y.ndim for p in producer.attrs["perm"]]
+    a = ins[0]
+    if y.ndim < 2 or a.ndim < 2 or perm[-2] != y.ndim - 1:
+        return None
+    swapped = perm[:-2] + [perm[-1], perm[-2]]      # y's last axis last: the contraction runs along rows
+    out = xp.einsum("...mk,...nk->...mn", a, xp.transpose(y, swapped))
+    return out.astype(x.dtypes[0])
 
 
 def decode(node: Node, graph: Graph) -> OpDef:

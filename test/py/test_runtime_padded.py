@@ -94,6 +94,53 @@ def test_the_padded_chain_fuses_into_one_island_kernel():
         assert c._compile_counts.get(f"padded_attention_K{k}", 0) <= capacities, c._compile_counts
 
 
+@pytest.mark.parametrize("pattern", ["causal", "window"])
+def test_the_islands_read_the_cache_through_slices_no_permute_launches(pattern):
+    """sdg-fuse lets an island read an operand through a unit-step slice, so
+    the keys' and values' permutes fuse into the attention islands (XLA folds
+    them into the contraction) instead of materializing a transposed copy of
+    the cache at every step: 3 launches per step here."""
+    exe = attention(pattern).compile(backend="jax")
+    T = 40
+    exe.run(bounds={"T": T}, inputs=inputs(T))
+    c = exe.compiled
+    islands = [n for n in c.graph.nodes if n.name == "sdg.island"]
+    assert not [n for n in c.graph.nodes if n.name == "sdg.permute"], c.source
+    sliced = {c.graph.nodes[e.source].attrs.get("name") for n in islands for e in n.edges if ":" in e.dep_text}
+    assert sliced == {'"k"', '"v"'}, sliced
+    assert exe.stats()["launches"] == 3 * T, exe.stats()
+
+
+def transposed_keys(pattern: str, w: int = 3):
+    """q @ K^T as users write it: the permute makes the keys' last axis the
+    contracted one (the jax runtime contracts along it without the transpose)."""
+    with td.Program("transposed_keys") as p:
+        (t, T), = p.dims("t")
+        q = td.input("q", shape=(2, 4), domain=(t,))
+        k = td.input("k", shape=(2, 4), domain=(t,))
+        lo = 0 if pattern == "causal" else td.max(0, t - w + 1)
+        kt = k[lo:t + 1].permute(1, 2, 0)                              # (2, 4, n)
+        s = td.matmul(q.unsqueeze(1), kt).squeeze(1)                    # (2, n)
+        p.output("y", td.matmul(td.exp(s - s.amax(-1, keepdim=True)).unsqueeze(1), kt.permute(0, 2, 1)))
+    return p
+
+
+@pytest.mark.parametrize("pattern", ["causal", "window"])
+def test_q_times_transposed_keys_matches_numpy(pattern):
+    T = 9
+    x = inputs(T, seed=3)
+    expected = []
+    for t in range(T):
+        lo = 0 if pattern == "causal" else max(0, t - 2)
+        kt = x["k"][lo:t + 1].transpose(1, 2, 0)
+        s = np.einsum("hd,hdn->hn", x["q"][t], kt)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        expected.append(np.einsum("hn,hnd->hd", e, kt.transpose(0, 2, 1))[:, None, :])
+    for backend in ("reference", "numpy", "jax"):
+        out = transposed_keys(pattern).compile(backend=backend).run(bounds={"T": T}, inputs={"q": x["q"], "k": x["k"]})
+        np.testing.assert_allclose(np.asarray(out["y"]), np.array(expected), rtol=1e-5, atol=1e-5, err_msg=backend)
+
+
 def test_an_empty_padded_max_is_an_error_on_every_backend():
     with td.Program("padded_empty") as p:
         (t, T), = p.dims("t")

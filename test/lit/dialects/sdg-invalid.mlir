@@ -456,10 +456,21 @@ sdg.graph @p dims [t < T] {
 // -----
 sdg.graph @p dims [t < T] {
   %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
-  // expected-error@+1 {{operand 0 reads a slice (0:t + 1): an island reads its operands at points}}
+  // expected-error@+1 {{body argument 0 has type '!tidal.tensor<[4], f32>', but operand 0 ('!tidal.tensor<[4], f32>') read through 1 slice(s) gives 1 leading axes, then its shape}}
   %i = sdg.island %x[0:t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
   ^bb0(%a: !tidal.tensor<[4], f32>):
     sdg.yield %a : !tidal.tensor<[4], f32>
+  }
+}
+
+// -----
+sdg.graph @p dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  // expected-error@+1 {{operand 0 reads a strided slice (0:t + 1:2): an island reads points or unit-step slices}}
+  %i = sdg.island %x[0:t + 1:2] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
+  ^bb0(%a: !tidal.tensor<[t floordiv 2 + 1, 4], f32>):
+    %s = sdg.reduce sum [0] %a[t] domain [t] : (!tidal.tensor<[t floordiv 2 + 1, 4], f32>) -> !tidal.tensor<[4], f32>
+    sdg.yield %s : !tidal.tensor<[4], f32>
   }
 }
 

@@ -93,6 +93,17 @@ sdg.graph @all_ops dims [i < I, t < T] {
     %ired = sdg.reduce sum [0] %ith[t] domain [t] : (!v4) -> !tidal.tensor<[], f32>
     sdg.yield %ith, %ired : !v4, !tidal.tensor<[], f32>
   }
+  // An island may read a unit-step slice: its block argument has the sliced type.
+  // CHECK: %[[SL:.*]] = sdg.island %[[X]][0:t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32> {
+  // CHECK-NEXT: ^bb0(%[[C:.*]]: !tidal.tensor<[t + 1, 4], f32>):
+  // CHECK-NEXT: sdg.reduce sum [0] %[[C]][t] domain [t]
+  %isl2 = sdg.island %x[0:t + 1] domain [t] : (!v4) -> !v4 {
+  ^bb0(%ic: !tidal.tensor<[t + 1, 4], f32>):
+    %icsum = sdg.reduce sum [0] %ic[t] domain [t] : (!tidal.tensor<[t + 1, 4], f32>) -> !v4
+    sdg.yield %icsum : !v4
+  }
+  // CHECK: sdg.output "island_slice" %[[SL]][t] domain [t]
+  sdg.output "island_slice" %isl2[t] domain [t] : !v4
   // CHECK: sdg.output "island" %[[IS]]#1[t] domain [t]
   sdg.output "island" %isl#1[t] domain [t] : !tidal.tensor<[], f32>
   // CHECK: sdg.output "s" %[[S]][t] domain [t] : !tidal.tensor<[4], f32>

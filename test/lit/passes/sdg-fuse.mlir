@@ -147,12 +147,14 @@ sdg.graph @reads_ahead dims [t < T] {
 !v = !tidal.tensor<[4], f32>
 !p = !tidal.tensor<[t + 1], f32>
 // A chain over a growing prefix (one extent, t + 1, in every varying value):
-// scores, softmax and the weighted sum become one island; the slice reads of
-// the keys and values stay outside (their permutes read k[0:t + 1]).
+// the keys' permute, scores, softmax and the weighted sum become one island,
+// which reads the keys through the slice k[0:t + 1] (its block argument has
+// the sliced type: a leading axis of t + 1).
 // CHECK-LABEL: sdg.graph @prefix_chain
-// CHECK: %[[KT:.*]] = sdg.permute
-// CHECK: %[[O:.*]] = sdg.island %{{.*}}[t], %[[KT]][t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4, t + 1], f32>) -> !tidal.tensor<[4], f32>
-// CHECK: sdg.matmul
+// CHECK: %[[O:.*]] = sdg.island %[[K:.*]][0:t + 1], %{{.*}}[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+// CHECK-NEXT: ^bb0(%[[A:.*]]: !tidal.tensor<[t + 1, 4], f32>, %{{.*}}: !tidal.tensor<[4], f32>):
+// CHECK-NEXT: sdg.permute [1, 0] %[[A]][t] domain [t]
+// CHECK-NEXT: sdg.matmul
 // CHECK-NEXT: sdg.reduce max
 // CHECK-NEXT: sdg.binary sub
 // CHECK-NEXT: sdg.unary exp
@@ -200,4 +202,21 @@ sdg.graph @two_extents dims [t < T] {
   %r = sdg.reshape %n[t] domain [t] : (!p) -> !tidal.tensor<[1, t + 1], f32>
   sdg.output "c" %c[t] domain [t] : !tidal.tensor<[], f32>
   sdg.output "r" %r[t] domain [t] : !tidal.tensor<[1, t + 1], f32>
+}
+
+// -----
+!v = !tidal.tensor<[4], f32>
+// Refused: a strided slice read (the island reads points or unit-step
+// slices), and a slice of a value whose own shape varies with the point.
+// CHECK-LABEL: sdg.graph @strided_and_varying_slices
+// CHECK-NOT: sdg.island
+sdg.graph @strided_and_varying_slices dims [t < T] {
+  %x = sdg.input "x" domain [t] : !v
+  %s = sdg.reduce sum [0] %x[0:t + 1:2] domain [t] : (!v) -> !v
+  %n = sdg.unary neg %s[t] domain [t] : (!v) -> !v
+  sdg.output "n" %n[t] domain [t] : !v
+  %g = sdg.expand %x[t] domain [t] : (!v) -> !tidal.tensor<[t + 1, 4], f32>
+  %w = sdg.reduce sum [0] %g[0:t + 1] domain [t] : (!tidal.tensor<[t + 1, 4], f32>) -> !tidal.tensor<[t + 1, 4], f32>
+  %e = sdg.unary exp %w[t] domain [t] : (!tidal.tensor<[t + 1, 4], f32>) -> !tidal.tensor<[t + 1, 4], f32>
+  sdg.output "e" %e[t] domain [t] : !tidal.tensor<[t + 1, 4], f32>
 }
