@@ -24,7 +24,11 @@ producer-into-consumer fusion, which keeps three properties by construction:
   backend pads it to a capacity and masks it where it is reduced (the jax
   runtime's padded kernels), so attention's scores-softmax-values chain at a
   growing cache is one kernel. Members read their outside operands at
-  points (no slices), and are plain tensor ops: merges, UDFs, random draws, inputs,
+  points or through unit-step slices of values of static shape (the
+  island's block argument then has the sliced type; a slice's varying
+  length counts as the island's extent): the permute of `k[0:t + 1]` fuses
+  with the scores that read it, and XLA folds it into the contraction
+  instead of copying the cache at every step. Members are plain tensor ops: merges, UDFs, random draws, inputs,
   params, constants, outputs and indexing ops (index_select, gather,
   scatter_add: the runtime checks their indices' range per launch) stay
   outside.
