@@ -313,7 +313,10 @@ def _reaching(nodes, forward, k: int, points: isl.Set) -> isl.Set:
 
 def _remove(forward, needed, removed: dict[int, isl.Set]) -> None:
     """Subtracts `removed` from `needed`, and forwards: the points that read
-    a removed point (a needed point reads only needed points)."""
+    a removed point (a needed point reads only needed points). If that does
+    not settle within `_FORWARD_ROUNDS` rounds, nothing is removed (a point
+    left reading a removed one would read a store slot never written)."""
+    before = dict(needed)
     frontier = dict(removed)
     for _ in range(_FORWARD_ROUNDS):
         if not frontier:
@@ -327,6 +330,8 @@ def _remove(forward, needed, removed: dict[int, isl.Set]) -> None:
                 if not add.is_empty():
                     step[sink] = add if sink not in step else step[sink].union(add)
         frontier = step
+    if frontier:
+        needed.update(before)
 
 
 def _components(graph) -> list[list[int]]:
