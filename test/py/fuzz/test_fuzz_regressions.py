@@ -331,3 +331,74 @@ def test_f11_a_fused_program_computes_no_point_the_unfused_one_does_not():
         for name in ("o0", "o1"):
             np.testing.assert_allclose(np.asarray(outs[b][name], dtype=np.float64),
                                        np.asarray(outs["reference"][name], dtype=np.float64), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, raises=__import__("tidal.lowering.schedule", fromlist=["ScheduleError"]).ScheduleError,
+                   reason="F12 (seed 42, program 3,133): the scheduled backends' valid-domain "
+                   "fixpoint does not converge (ScheduleError at compile time) on a program the reference "
+                   "runs; not caused by fusion (also without sdg-fuse); cause not found")
+def test_f12_a_backward_recurrence_with_a_modular_case_and_a_halved_read_compiles():
+    with td.Program("f12") as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        n0 = td.input("x0", shape=(), dtype="float32", domain=(i, t))
+        n1 = td.input("x1", shape=(), dtype="int32", domain=(i, t))
+        n2 = n0[td.max(0, i - 2):i + 1, t]
+        n3 = n2.sum(0)
+        n4 = td.recurrent(shape=(), dtype="float32", domain=(t,))
+        n4[0] = 0.5
+        n4[1] = 0.5
+        n5 = n4[t + 1]
+        n6 = td.ceil(n4)
+        n7 = n4 + n6
+        n8 = td.tanh(n7)
+        n4[t + 2] = n8
+        n9 = n0[0, t]
+        n10 = n0[1, t]
+        n11 = n9 + n10
+        n12 = n4[td.max(0, t - 2):t + 1]
+        n13 = n12.discounted_sum(0.9, dim=0)
+        n14 = td.recurrent(shape=(2,), dtype="int64", domain=(i, t))
+        n15 = n0[0, t]
+        n16 = n15 * 2.0
+        n17 = n16.astype("int64")
+        n14[0, t] = n17
+        n18 = n3[i + 1, t]
+        n19 = n11 * 2.0
+        n20 = n19.astype("int32")
+        n21 = n0 > 0.3
+        n22 = n1 + 1
+        n23 = td.where(n21, n1, n22)
+        n24 = n20 * n23
+        n25 = n14 - n24
+        n26 = n25 % 7
+        n14[i + 1, t] = n26
+        n27 = n4[t // 2]
+        n28 = n0[td.max(0, i - 2):i + 1, t]
+        n29 = n28.amax(0)
+        n30 = td.recurrent(shape=(3,), dtype="int64", domain=(t,))
+        n31 = td.recurrent(shape=(3,), dtype="float64", domain=(t,))
+        n32 = n11[T - 1]
+        n33 = n32 * 2.0
+        n34 = n33.astype("int32")
+        n30[T - 1] = n34
+        n35 = n13[T - 1]
+        n31[T - 1] = n35
+        n36 = n31[t + 1]
+        n37 = n30[t + 1]
+        n38 = n4[t + 1]
+        n30[t, t % 3 == 0] = n37
+        n39 = td.abs(n37)
+        n40 = n37 + n39
+        n41 = n40 % 7
+        n30[t] = n41
+        n42 = n31[t + 1]
+        n43 = n31[t + 1:td.min(t + 3, T)]
+        n44 = n43.mean(0)
+        n45 = td.maximum(n27, n27)
+        n46 = td.minimum(n13, n45)
+        n47 = n42 * n46
+        n48 = td.sin(n47)
+        n31[t] = n48
+        p.output("o0", n31)
+        p.output("o1", n30)
+    p.compile(backend="numpy")
