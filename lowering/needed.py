@@ -62,7 +62,7 @@ import islpy as isl
 from tidal.symbolic import Slice
 
 from .polyhedral import Polyhedral
-from .graph import components
+from .graph import components, read_island
 
 __all__ = ["needed_domains", "ROOTS"]
 
@@ -245,7 +245,6 @@ def _fallible(node) -> bool:
     if node.kind in _FALLIBLE:
         return True
     if node.name == "sdg.island":
-        from .graph import read_island
         return any(op.kind in _FALLIBLE for op in read_island(node).ops)
     return False
 

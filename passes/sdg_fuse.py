@@ -24,9 +24,9 @@ producer-into-consumer fusion, which keeps three properties by construction:
   backend pads it to a capacity and masks it where it is reduced (the jax
   runtime's padded kernels), so attention's scores-softmax-values chain at a
   growing cache is one kernel. Members read their outside operands at
-  points or through unit-step slices of values of static shape (the
-  island's block argument then has the sliced type; a slice's varying
-  length counts as the island's extent): the permute of `k[0:t + 1]` fuses
+  points or through unit-step slices whose length varies with the point,
+  of values of static shape (the island's block argument then has the
+  sliced type; the slice's length counts as the island's extent): the permute of `k[0:t + 1]` fuses
   with the scores that read it, and XLA folds it into the contraction
   instead of copying the cache at every step. Members are plain tensor ops: merges, UDFs, random draws, inputs,
   params, constants, outputs and indexing ops (index_select, gather,
@@ -121,8 +121,8 @@ def _slice(component: str):
 
 def _admissible(o: ir.Operation, reads: list, steps: set):
     """(admissible, its point-varying extent or None). An operand may be read
-    through unit-step slices of a value of static shape (a slice's length may
-    be the point-varying extent)."""
+    through unit-step slices of a value of static shape whose lengths vary
+    with the point (they are the extent)."""
     if o.name not in FUSABLE or len(o.results) != 1 or len(o.regions) != 0:
         return False, None
     extents = set()

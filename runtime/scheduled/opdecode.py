@@ -131,6 +131,10 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None):
     -> [(operand, axis, identity)]: that operand's elements at positions >=
     sv["_n"] along `axis` are replaced by `identity` before op j reduces or
     contracts the axis."""
+    # matmuls whose right operand is a permute body op (_transposed_matmul)
+    candidates = {j for j, (x, sources, _) in enumerate(steps) if x.kind == "matmul" and sources[1][0] == "op"
+                  and steps[sources[1][1]][0].kind == "permute" and j not in (masks or {})}
+
     def fn(xp, args, sv):
         values = []
         for j, (x, sources, scalar_names) in enumerate(steps):
@@ -141,10 +145,11 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None):
                 shape[axis] = v.shape[axis]
                 keep = xp.arange(v.shape[axis]).reshape(shape) < sv["_n"]
                 ins[number] = xp.where(keep, v, xp.asarray(identity, dtype=v.dtype))
-            fast = _transposed_matmul(xp, x, sources, steps, args, values, ins, masks, j)
-            if fast is not None:
-                values.append(fast)
-                continue
+            if j in candidates and xp is not np:
+                fast = _transposed_matmul(xp, x, steps[sources[1][1]], args, values, ins[0])
+                if fast is not None:
+                    values.append(fast)
+                    continue
             try:
                 values.append(x.fn(xp, ins, {name: sv[key] for key, name in scalar_names})[0])
             except K.KernelError as e:   # reported at the body op's line, as the reference does
@@ -154,20 +159,15 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None):
     return fn
 
 
-def _transposed_matmul(xp, x, sources, steps, args, values, ins, masks, j):
+def _transposed_matmul(xp, x, permute_step, args, values, a):
     """`a @ permute(y)` where the permute makes y's last axis the contracted
     one (`q @ k.T` over a cache): with JAX, the same product as a contraction
     along y's last axis (an einsum of y transposed so), which XLA on CPU runs
-    ~8x faster than the matmul of the materialized transpose. None: not
-    that case (or NumPy), run the op as it is."""
-    if xp is np or x.kind != "matmul" or sources[1][0] != "op" or j in (masks or {}):
-        return None
-    producer, (src_kind, i) = steps[sources[1][1]][0], steps[sources[1][1]][1][0]
-    if producer.kind != "permute":
-        return None
+    ~8x faster than the matmul of the materialized transpose. None: the
+    permute does not do that, run the op as it is."""
+    producer, (src_kind, i) = permute_step[0], permute_step[1][0]
     y = args[i] if src_kind == "arg" else values[i]
     perm = [p % y.ndim for p in producer.attrs["perm"]]
-    a = ins[0]
     if y.ndim < 2 or a.ndim < 2 or perm[-2] != y.ndim - 1:
         return None
     swapped = perm[:-2] + [perm[-1], perm[-2]]      # y's last axis last: the contraction runs along rows

@@ -126,7 +126,12 @@ def transposed_keys(pattern: str, w: int = 3):
 
 
 @pytest.mark.parametrize("pattern", ["causal", "window"])
-def test_q_times_transposed_keys_matches_numpy(pattern):
+def test_q_times_transposed_keys_matches_numpy(pattern, monkeypatch):
+    """... and the jax island runs q @ K^T as the row-wise contraction."""
+    from tidal.runtime.scheduled import opdecode
+    taken = []
+    fast = opdecode._transposed_matmul
+    monkeypatch.setattr(opdecode, "_transposed_matmul", lambda *a: taken.append(fast(*a)) or taken[-1])
     T = 9
     x = inputs(T, seed=3)
     expected = []
@@ -139,6 +144,7 @@ def test_q_times_transposed_keys_matches_numpy(pattern):
     for backend in ("reference", "numpy", "jax"):
         out = transposed_keys(pattern).compile(backend=backend).run(bounds={"T": T}, inputs={"q": x["q"], "k": x["k"]})
         np.testing.assert_allclose(np.asarray(out["y"]), np.array(expected), rtol=1e-5, atol=1e-5, err_msg=backend)
+    assert any(r is not None for r in taken), taken
 
 
 def test_an_empty_padded_max_is_an_error_on_every_backend():

@@ -207,7 +207,8 @@ sdg.graph @two_extents dims [t < T] {
 // -----
 !v = !tidal.tensor<[4], f32>
 // Refused: a strided slice read (the island reads points or unit-step
-// slices), and a slice of a value whose own shape varies with the point.
+// slices), a slice of a value whose own shape varies with the point, and a
+// slice of fixed length (only point-varying slice reads fuse).
 // CHECK-LABEL: sdg.graph @strided_and_varying_slices
 // CHECK-NOT: sdg.island
 sdg.graph @strided_and_varying_slices dims [t < T] {
@@ -219,4 +220,7 @@ sdg.graph @strided_and_varying_slices dims [t < T] {
   %w = sdg.reduce sum [0] %g[0:t + 1] domain [t] : (!tidal.tensor<[t + 1, 4], f32>) -> !tidal.tensor<[t + 1, 4], f32>
   %e = sdg.unary exp %w[t] domain [t] : (!tidal.tensor<[t + 1, 4], f32>) -> !tidal.tensor<[t + 1, 4], f32>
   sdg.output "e" %e[t] domain [t] : !tidal.tensor<[t + 1, 4], f32>
+  %f = sdg.reduce sum [0] %x[t:t + 2] domain [t] : (!v) -> !v
+  %h = sdg.unary exp %f[t] domain [t] : (!v) -> !v
+  sdg.output "h" %h[t] domain [t] : !v
 }

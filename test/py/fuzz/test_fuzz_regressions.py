@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tidal as td
+from tidal.lowering.schedule import ScheduleError
 from numeric_checks import central_differences
 
 BACKENDS = ("reference", "numpy", "jax")
@@ -333,7 +334,7 @@ def test_f11_a_fused_program_computes_no_point_the_unfused_one_does_not():
                                        np.asarray(outs["reference"][name], dtype=np.float64), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=__import__("tidal.lowering.schedule", fromlist=["ScheduleError"]).ScheduleError,
+@pytest.mark.xfail(strict=True, raises=ScheduleError,
                    reason="F12 (seed 42, program 3,133): the scheduled backends' valid-domain "
                    "fixpoint does not converge (ScheduleError at compile time) on a program the reference "
                    "runs; not caused by fusion (also without sdg-fuse); cause not found")
