@@ -104,8 +104,9 @@ def _param_symbols(params: Iterable) -> list:
 
 
 class _CodeGen:
-    def __init__(self, names: dict):
+    def __init__(self, names: dict, functional: bool = False):
         self.names = names  # symbol name -> Python identifier
+        self.functional = functional  # logic as calls (_and, _or, _not, _sel): no short-circuit
 
     def gen(self, e: Expr) -> str:
         kind = type(e)
@@ -137,12 +138,18 @@ class _CodeGen:
         if kind is Compare:
             return f"({g(a[0])} {_PY_COMPARE[e.op]} {g(a[1])})"
         if kind is And:
+            if self.functional:
+                return f"_and({', '.join(g(x) for x in a)})"
             return "(" + " and ".join(g(x) for x in a) + ")"
         if kind is Or:
+            if self.functional:
+                return f"_or({', '.join(g(x) for x in a)})"
             return "(" + " or ".join(g(x) for x in a) + ")"
         if kind is Not:
-            return f"(not {g(a[0])})"
+            return f"_not({g(a[0])})" if self.functional else f"(not {g(a[0])})"
         if kind is Select:
+            if self.functional:
+                return f"_sel({g(a[0])}, {g(a[1])}, {g(a[2])})"
             return f"({g(a[1])} if {g(a[0])} else {g(a[2])})"
         if kind is Slice:
             step = "" if e.step == 1 else f", {e.step}"
@@ -163,11 +170,17 @@ def _python_names(symbols: list) -> dict:
     return names
 
 
-def compile_source(e: Any, params: Iterable) -> str:
-    """The Python source (a ``lambda``) that :func:`compile_expr` would ``eval``."""
+def compile_source(e: Any, params: Iterable, functional: bool = False) -> str:
+    """The Python source (a ``lambda``) that :func:`compile_expr` would ``eval``.
+
+    ``functional=True`` writes logic as calls instead of Python's ``and``,
+    ``or``, ``not`` and ``x if c else y`` (``_and(a, b, ...)``, ``_or``,
+    ``_not(a)``, ``_sel(c, x, y)``), for callers that evaluate the source on
+    values Python cannot branch on (traced array scalars); the caller binds
+    those names. Min and max are ``_min``/``_max`` in both modes."""
     symbols = _param_symbols(params)
     names = _python_names(symbols)
-    body = _CodeGen(names).gen(as_expr(e))
+    body = _CodeGen(names, functional).gen(as_expr(e))
     return f"lambda {', '.join(names.values())}: {body}"
 
 

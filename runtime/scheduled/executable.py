@@ -33,6 +33,7 @@ from .launchers import LauncherGen, store_name
 from ..run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
 from .opdecode import DTYPES, decode
 from .stores import ArrayStore, Padded, PointStore, kernel_bucket, make_store, unpad
+from .traced import DenseSlots
 
 __all__ = ["compile_sdg", "Executable", "USER_ERRORS"]
 
@@ -49,10 +50,12 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
 
 
 def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = None,
-                options: ScheduleOptions | None = None, stages: CompileStages | None = None) -> "Executable":
+                options: ScheduleOptions | None = None, stages: CompileStages | None = None,
+                xla_loops: bool = True) -> "Executable":
     """Compiles the `sdg.graph` (or `rt.program`) of `module` (an ir.Module or
     text; the caller's module is not modified). Raises `ScheduleError` for an
-    unschedulable program. Each step is a named stage recorded in `stages`
+    unschedulable program. `xla_loops` (jax): run each loop whose body JAX can
+    trace as one `lax.fori_loop` (traced.py) instead of a Python loop. Each step is a named stage recorded in `stages`
     (tidal.passes.stages; `exe.stages`): sdg-schedule, schedule,
     sdg-lower-to-scf, storage, host."""
     if backend not in ("jax", "numpy"):
@@ -63,12 +66,15 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     root, graph_op = load_graph(module, graph)
     stages = stages if stages is not None else CompileStages()
     stages.allow(*USER_ERRORS)
-    return Executable(root, graph_op, dict(udfs or {}), backend, options or ScheduleOptions(), stages)
+    return Executable(root, graph_op, dict(udfs or {}), backend, options or ScheduleOptions(), stages,
+                      xla_loops and backend == "jax")
 
 
 class Executable:
-    def __init__(self, root, graph_op, udfs, backend, options, stages):
+    def __init__(self, root, graph_op, udfs, backend, options, stages, xla_loops=False):
         self.root, self.udfs, self.backend = root, udfs, backend
+        self.xla_loops = xla_loops
+        self.loop_fallbacks: dict[int, str] = {}   # loop -> why its trace failed (runs in Python)
         self.stages = stages
         self._udf_shapes: dict[int, list] = {}
         self._compile_counts: dict[str, int] = {}   # kernel -> traces, this executable's own
@@ -113,12 +119,23 @@ class Executable:
         inputs = {k for k in self.statements if graph.nodes[k].name == "sdg.input"}
         launchers = [gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
                      if k not in inputs]
-        program, self.bound_names = host_source(self.root, run_function_name(graph), inputs)
+        plain, self.bound_names = host_source(self.root, run_function_name(graph), inputs)
+        program, traceable = plain, {}
+        if self.xla_loops:
+            from .traced import traced_launcher
+            for k in self.statements:
+                if k not in inputs:
+                    traced = traced_launcher(gen, graph.nodes[k], self.opdefs[k])
+                    if traced is not None:
+                        launchers.append(traced[0])
+                        traceable[k] = traced[1]
+            program, _ = host_source(self.root, run_function_name(graph), inputs, traceable)
         self.host_nodes = sorted(gen.host_nodes)
         self.index_checked = sorted(gen.index_checked)
         self.padded_nodes = sorted(gen.padded)      # run as padded kernels (padded.py)
         self._gen = gen
-        return "\n".join(launchers) + "\n" + program, program
+        self.xla_loop_count = program.count("_jit_loop(")
+        return "\n".join(launchers) + "\n" + program, plain
 
     # -- compilation helpers ------------------------------------------------------------
     def _whole_plan(self, node) -> StorePlan:
@@ -185,7 +202,31 @@ class Executable:
                 ns[name] = shared[key]
             self.distinct_kernels = len(shared)
         self.kernel_names = sorted(gen.kernels)
+        if self.xla_loops:
+            from .traced import loop_namespace
+            ns.update(loop_namespace())
+            ns.update(_run_loop=self._run_loop, _count_trace=self._count_trace)
         return ns
+
+    def _count_trace(self, name: str) -> None:
+        from .jax_backend import _count
+        _count(name)
+        self._compile_counts[name] = self._compile_counts.get(name, 0) + 1
+
+    def _run_loop(self, n: int, jitted, keys: list, plain, free: tuple) -> None:
+        """Runs traced loop `n` (traced.py) on the run's stores, or its plain
+        twin if its trace failed (once: then always)."""
+        if n in self.loop_fallbacks:
+            return plain(*free)
+        from .traced import pack_buffers, unpack_buffers
+        buffers, entries, layouts = pack_buffers(self.ns, keys)
+        try:
+            buffers = jitted((self._bound_values, layouts), *free, buffers, entries)
+        except Exception as e:   # noqa: BLE001 - a trace JAX refuses: the loop runs in Python
+            self.loop_fallbacks[n] = f"{type(e).__name__}: {e}"
+            return plain(*free)
+        self._counts[0] += 1
+        unpack_buffers(self.ns, buffers)
 
     def _device_to_host(self, value):
         if not isinstance(value, np.ndarray):
@@ -311,6 +352,9 @@ class Executable:
         for (k, r), plan, extents, shape, dtype in layouts:
             node = self.graph.nodes[k]
             store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
+            if isinstance(store, PointStore) and shape is not None:   # packable (traced.py)
+                store.layout = ([a.size if a.mode == "ring" else e for a, e in zip(plan.axes, extents)],
+                                shape, np.dtype(dtype))
             if node.name == "sdg.input":
                 self._load_input(node, store, extents, shape, inputs)
             stores[store_name(k, r)] = store
@@ -370,6 +414,8 @@ class Executable:
                 self._counts[2] += store.xp is not np
             elif "cond" in node.attrs:
                 out[name] = {p: np.asarray(v) for p, v in sorted(store.data.items())}
+            elif isinstance(store.data, DenseSlots):
+                out[name] = store.data.array(extents)
             elif store.plan.static_shape:
                 values = [np.asarray(store.data[p]) for p in np.ndindex(*extents)]
                 out[name] = np.stack(values).reshape(tuple(extents) + values[0].shape)
@@ -454,7 +500,8 @@ def _check_names(graph) -> None:
 def _store_bytes(store) -> int:
     if isinstance(store, ArrayStore):
         return int(store.buf.size) * store.dtype.itemsize
-    return sum(int(getattr(v, "nbytes", 0)) for v in store.data.values())
+    dense = store.data.dense.nbytes if isinstance(store.data, DenseSlots) else 0
+    return dense + sum(int(getattr(v, "nbytes", 0)) for v in store.data.values())
 
 
 def _own(value):

@@ -8,10 +8,13 @@
 compiled once with `compile()`; running it is plain Python loops calling
 launchers, with no AST interpretation at run time.
 
-A steady-state loop whose body only calls jitted launchers could later be
-emitted as one `lax.fori_loop` over a carried tuple of store buffers (the
-launchers already take and return buffers); this module keeps that boundary
-explicit: one Python `for` per `scf.for`.
+With `traceable` (node -> the store keys its traced launcher uses, see
+traced.py), an outermost `scf.for` whose body calls only traceable launchers
+becomes one call `_loop<n>(lb, ub, free...)` that runs the whole loop nest as
+a `lax.fori_loop` inside one XLA program: its body is generated here in
+*traced* form (`B = _T<k>(B, ...)` on a dict of buffers, `scf.if` as
+`_cond`, integer ops through helpers that accept traced values); the loop
+structure stays the one isl produced.
 """
 from __future__ import annotations
 
@@ -24,6 +27,10 @@ _BIN = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.floordiv
 _CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}   # arith.cmpi predicates eq..sge
 _CALLS = {"arith.remsi": "_remsi", "arith.divsi": "_divsi", "arith.minsi": "_min",
           "arith.maxsi": "_max", "arith.ceildivsi": "_ceildivsi"}
+# in traced code: helpers that also accept traced values (traced.py)
+_TRACED_CALLS = {"_remsi": "_tremsi", "_divsi": "_tdivsi", "_min": "_tmin", "_max": "_tmax",
+                 "_ceildivsi": "_ceildivsi"}
+_ARITH = set(_BIN) | set(_CALLS) | {"arith.cmpi", "arith.xori", "arith.select", "arith.constant"}
 
 
 class HostGenError(Exception):
@@ -48,11 +55,18 @@ HELPERS = {"_remsi": _remsi, "_divsi": _divsi, "_ceildivsi": _ceildivsi, "_min":
 
 
 class _Gen:
-    def __init__(self, skip: set[int]):
+    def __init__(self, skip: set[int], traceable: dict | None = None):
         self.names: dict = {}
         self.lines: list[str] = []
         self.skip = skip
         self.count = 0
+        self.traceable = traceable or {}
+        self.tr = False            # generating traced code (inside a `_loop<n>`)
+        self.inside: set[str] = set()   # traced: names defined inside the traced loop
+        self.free: list[str] = []       # traced: names from outside it, passed in
+        self.keys: set[str] = set()     # traced: the store keys its launchers use
+        self.extra: list[str] = []      # module-level source of the loop functions
+        self.loops: list[int] = []
 
     def fresh(self, prefix: str) -> str:
         self.count += 1
@@ -60,9 +74,18 @@ class _Gen:
 
     def v(self, value: ir.Value) -> str:
         try:
-            return self.names[value]
+            name = self.names[value]
         except KeyError:
             raise HostGenError(f"value {value.get_name()} is used before it is defined") from None
+        if self.tr and name.isidentifier() and name not in self.inside and name not in self.bounds \
+                and name not in ("True", "False") and name not in self.free:
+            self.free.append(name)
+        return name
+
+    def define(self, name: str) -> str:
+        if self.tr:
+            self.inside.add(name)
+        return name
 
     def block(self, block: ir.Block, depth: int) -> None:
         start = len(self.lines)
@@ -84,7 +107,9 @@ class _Gen:
             return
         if name.startswith("arith."):
             args = [self.v(x) for x in op.operands]
-            if name in _BIN:
+            if self.tr and name in ("arith.andi", "arith.ori"):
+                expr = f"{'_and' if name == 'arith.andi' else '_or'}({args[0]}, {args[1]})"
+            elif name in _BIN:
                 expr = f"({args[0]} {_BIN[name]} {args[1]})"
             elif name == "arith.cmpi":
                 pred = ir.IntegerAttr(op.attributes["predicate"]).value
@@ -94,14 +119,42 @@ class _Gen:
             elif name == "arith.xori":
                 expr = f"({args[0]} != {args[1]})"
             elif name == "arith.select":
-                expr = f"({args[1]} if {args[0]} else {args[2]})"
+                expr = f"_sel({args[0]}, {args[1]}, {args[2]})" if self.tr else \
+                    f"({args[1]} if {args[0]} else {args[2]})"
             elif name in _CALLS:
-                expr = f"{_CALLS[name]}({args[0]}, {args[1]})"
+                call = _TRACED_CALLS[_CALLS[name]] if self.tr else _CALLS[name]
+                expr = f"{call}({args[0]}, {args[1]})"
             else:
                 raise HostGenError(f"unsupported op '{name}' in the lowered program")
-            var = self.fresh("v")
+            var = self.define(self.fresh("v"))
             self.lines.append(f"{pad}{var} = {expr}")
             self.names[op.results[0]] = var
+            return
+        if name == "scf.for" and not self.tr and self.loop_traceable(op):
+            self.traced_loop(op, depth)
+            return
+        if name == "scf.for" and self.tr:
+            lb, ub, step = (self.v(x) for x in op.operands[:3])
+            body = op.regions[0].blocks[0]
+            iv, fn = self.define(self.fresh("c")), self.fresh("_step")
+            self.names[body.arguments[0]] = iv
+            self.lines += [f"{pad}def {fn}({iv}, B):", f"{pad}    B = dict(B)"]
+            self.block(body, depth + 1)
+            self.lines += [f"{pad}    return B", f"{pad}B = _fori({lb}, {ub}, {step}, {fn}, B)"]
+            return
+        if name == "scf.if" and self.tr:
+            cond = self.v(op.operands[0])
+            fns = []
+            for region in op.regions:
+                fn = self.fresh("_branch")
+                fns.append(fn)
+                self.lines += [f"{pad}def {fn}(B):", f"{pad}    B = dict(B)"]
+                if len(region.blocks):
+                    self.block(region.blocks[0], depth + 1)
+                self.lines.append(f"{pad}    return B")
+            if len(fns) == 1:
+                fns.append("dict")
+            self.lines.append(f"{pad}B = _cond({cond}, {fns[0]}, {fns[1]}, B)")
             return
         if name == "scf.for":
             lb, ub, step = (self.v(x) for x in op.operands[:3])
@@ -124,13 +177,78 @@ class _Gen:
             index = self.callees[callee]
             if index not in self.skip:
                 args = ", ".join(self.v(x) for x in op.operands)
-                self.lines.append(f"{pad}_L{index}({args})")
+                if self.tr:
+                    self.keys |= self.traceable[index]
+                    self.lines.append(f"{pad}B = _T{index}(B{''.join(', ' + a for a in args.split(', ') if a)})")
+                else:
+                    self.lines.append(f"{pad}_L{index}({args})")
             return
         raise HostGenError(f"unsupported op '{name}' in the lowered program")
 
+    # -- loops inside XLA (traced.py) ------------------------------------------------------
+    def loop_traceable(self, loop: ir.Operation) -> bool:
+        """Whether every op of the loop nest has a traced form."""
+        if not self.traceable or len(loop.results):
+            return False
+        calls = 0
 
-def host_source(module_op: ir.Operation, run_name: str, skip: set[int]) -> tuple[str, list[str]]:
-    """(source of `def _program(<bounds>):`, bound names) for function `run_name`."""
+        def ok(op) -> bool:
+            nonlocal calls
+            name = op.name
+            if name == "func.call":
+                index = self.callees[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+                if index in self.skip:
+                    return True
+                calls += 1
+                return index in self.traceable
+            if name in ("scf.for", "scf.if"):
+                if len(op.results):
+                    return False
+            elif name not in _ARITH and name != "scf.yield":
+                return False
+            if name == "arith.cmpi" and ir.IntegerAttr(op.attributes["predicate"]).value not in _CMP:
+                return False
+            return all(ok(inner.operation) for region in op.regions for block in region.blocks
+                       for inner in block.operations)
+
+        return ok(loop) and calls > 0
+
+    def traced_loop(self, op: ir.Operation, depth: int) -> None:
+        """`_loop<n>(free...)` here; in `extra`, its jitted function `_J<n>` and
+        `_plain<n>`, the same loop in Python (run if the trace fails)."""
+        n = len(self.loops) + 1
+        self.loops.append(n)
+        outer = self.lines
+        self.lines, self.tr, self.inside, self.free, self.keys = [], True, set(), [], set()
+        try:
+            self.op(op, 1)       # the loop itself, traced: `B = _fori(...)`
+            body, free, keys = self.lines, self.free, sorted(self.keys)
+        finally:
+            self.lines, self.tr = outer, False
+        self.lines, traceable = [], self.traceable
+        self.traceable = {}      # the plain twin calls the plain launchers
+        try:
+            self.op(op, 1)
+            plain = self.lines
+        finally:
+            self.lines, self.traceable = outer, traceable
+        params = ", ".join(free)
+        self.extra.append("\n".join(
+            [f"def _loop{n}_fn(_st{''.join(', ' + f for f in free)}, B, E):",
+             f"    _count_trace('_loop{n}')",
+             "    B = _fill(B, E, _st[1])"] + body + ["    return B",
+             f"_J{n} = _jit_loop(_loop{n}_fn)",
+             f"_KEYS{n} = {keys!r}",
+             f"def _plain{n}({params}):"] + plain +
+            [f"def _loop{n}({params}):",
+             f"    _run_loop({n}, _J{n}, _KEYS{n}, _plain{n}, ({params}{',' if free else ''}))"]) + "\n")
+        self.lines.append(f"{'    ' * depth}_loop{n}({params})")
+
+
+def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
+                traceable: dict | None = None) -> tuple[str, list[str]]:
+    """(source of `def _program(<bounds>):`, bound names) for function `run_name`;
+    with `traceable`, preceded by its loop functions (`_loop<n>`)."""
     body = module_op.regions[0].blocks[0]
     callees, run = {}, None
     for op in body.operations:
@@ -145,10 +263,12 @@ def host_source(module_op: ir.Operation, run_name: str, skip: set[int]) -> tuple
     if run is None:
         raise HostGenError(f"no function @{run_name} in the lowered module")
     bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(run.attributes["tidal.bounds"])]
-    gen = _Gen(skip)
+    gen = _Gen(skip, traceable)
     gen.callees = callees
+    gen.bounds = set(bounds)
     entry = run.regions[0].blocks[0]
     for arg, b in zip(entry.arguments, bounds):
         gen.names[arg] = b
     gen.block(entry, 1)
-    return f"def _program({', '.join(bounds)}):\n" + "\n".join(gen.lines) + "\n", bounds
+    extra = "".join(e + "\n" for e in gen.extra)
+    return extra + f"def _program({', '.join(bounds)}):\n" + "\n".join(gen.lines) + "\n", bounds

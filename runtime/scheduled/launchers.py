@@ -61,6 +61,10 @@ class LauncherGen:
         self.host_nodes: set[int] = set()         # nodes launched on the host
         self.index_checked: set[int] = set()      # jitted indexing ops (accumulators _IX[k])
         self._tmp = 0
+        # Traced mode (traced.py): the same launches written as a function of a
+        # dict B of store buffers, for a loop run inside one XLA program.
+        self.traced = False
+        self.used: set[str] = set()               # traced mode: the keys of B a launcher uses
         from .jax_backend import mask_identity
         from .padded import plan_padded
         self.padded = plan_padded(graph, plans, opdefs, mask_identity) \
@@ -69,8 +73,9 @@ class LauncherGen:
     # -- expressions ---------------------------------------------------------------------
     def code(self, e, node: Node) -> str:
         params = list(node.domain) + self.graph.bounds
-        src = compile_source(simplify(e), params)
-        return "(" + src.split(":", 1)[1].strip() + ")"
+        src = compile_source(simplify(e), params, functional=self.traced)
+        body = "(" + src.split(":", 1)[1].strip() + ")"
+        return body.replace("_min(", "_tmin(").replace("_max(", "_tmax(") if self.traced else body
 
     def tmp(self, hint: str) -> str:
         self._tmp += 1
@@ -88,6 +93,30 @@ class LauncherGen:
     def point_slot(self, plan: StorePlan, coords: list[str]) -> str:
         return "(" + "".join(f"{self.slot(plan, i, c)}, " for i, c in enumerate(coords)) + ")"
 
+    # -- store references (plain: the store objects; traced: the buffers in B) -------------
+    def not_traced(self, what: str) -> None:
+        if self.traced:
+            from .traced import NotTraceable
+            raise NotTraceable(what)
+
+    def key(self, name: str) -> str:
+        self.used.add(name)
+        return f"B[{name!r}]"
+
+    def buf(self, name: str) -> str:
+        return self.key(name) if self.traced else f"{name}.buf"
+
+    def ix(self, k: int) -> str:
+        return self.key(f"_IX{k}") if self.traced else f"_IX[{k}]"
+
+    def point_get(self, name: str, slot: str) -> str:
+        return f"_getp({self.key(name)}, {slot})" if self.traced else f"{name}.data[{slot}]"
+
+    def point_set(self, name: str, slot: str, value: str) -> str:
+        if self.traced:
+            return f"{self.key(name)} = _setp({self.key(name)}, {slot}, {value})"
+        return f"{name}.data[{slot}] = {value}"
+
     # -- reads ---------------------------------------------------------------------------
     def host_read(self, node: Node, edge, lines: list[str]) -> str:
         """A host expression for the operand's value (NumPy, or jax for point stores)."""
@@ -96,9 +125,14 @@ class LauncherGen:
         comps = list(edge.dep)
         points = all(c.kind != "slice" for c in comps)
         if plan.kind == "point" and points:
-            value = f"{name}.data[{self.point_slot(plan, [self.code(c, node) for c in comps])}]"
+            if not plan.static_shape:
+                self.not_traced("a point store of varying shape")
+            value = self.point_get(name, self.point_slot(plan, [self.code(c, node) for c in comps]))
+            if edge.source in self.padded:
+                self.not_traced("a padded value")
             padded = edge.source in self.padded and self.padded[edge.source].out_axis is not None
             return f"_unpad({value})" if padded else value
+        self.not_traced("a host read of a slice or an array store")
         if plan.kind != "point" and self.backend == "numpy" and all(
                 c.kind != "slice" or c.step == 1 for c in comps):
             idx = []
@@ -138,14 +172,15 @@ class LauncherGen:
         if plan.kind == "point":
             if any(c.kind == "slice" for c in comps):
                 return None
-            leaves.append(f"_h2d({self.host_read(node, edge, lines)})")  # counts NumPy values
+            value = self.host_read(node, edge, lines)
+            leaves.append(value if self.traced else f"_h2d({value})")  # counts NumPy values
             return LazyOperand("value")
         if not plan.static_shape or any(c.kind == "slice" and c.step != 1 for c in comps):
             return None
         shape = tuple(int(s) for s in src.result_shapes[edge.result])
         spec = LazyOperand("lazy", [], shape, self_read=(name == out_store), identity=identity)
         if not spec.self_read:
-            leaves.append(f"{name}.buf")
+            leaves.append(self.buf(name))
         masks = []
         for axis, c in enumerate(comps):
             mode = plan.axes[axis].mode
@@ -165,6 +200,7 @@ class LauncherGen:
                 continue
             if identity is None:
                 return None
+            self.not_traced("a point-varying slice")
             n, s, b, st = self.tmp("n"), self.tmp("s"), self.tmp("b"), self.tmp("st")
             lines.append(f"{n} = _max(0, {self.code(c.stop, node)} - {a}); {s} = {start}; "
                          f"{b} = _min(_kbucket({n}), {name}.caps[{axis}]); {st} = _min({s}, {name}.caps[{axis}] - {b})")
@@ -201,9 +237,13 @@ class LauncherGen:
         if plan.kind == "point":
             # Never keep a view of a buffer that is written again (NumPy stores
             # exist on every backend: the jax one keeps host ops' results there).
-            value = f"_own({value})"
-            lines.append(f"{pad}{name}.data[{self.point_slot(plan, steps)}] = {value}")
-        elif self.backend == "numpy":
+            if not plan.static_shape:
+                self.not_traced("a point store of varying shape")
+            value = value if self.traced else f"_own({value})"
+            lines.append(pad + self.point_set(name, self.point_slot(plan, steps), value))
+            return
+        self.not_traced("a host write into an array store")
+        if self.backend == "numpy":
             idx = [self.slot(plan, i, s) for i, s in enumerate(steps)]
             lines.append(f"{pad}{name}.buf[{_index(idx)}] = _v = {value}")
             for i, a in enumerate(plan.axes):
@@ -265,16 +305,19 @@ class LauncherGen:
         checked = "index_check" in opdef.attrs
         if checked:
             self.index_checked.add(node.index)
-            leaves = leaves + [f"_IX[{node.index}]"]
-        also = f", _IX[{node.index}]" if checked else ""
+            leaves = leaves + [self.ix(node.index)]
+        also = f", {self.ix(node.index)}" if checked else ""
+        count = "" if self.traced else "_C[0] += 1; "
         if inplace:
             slots = [self.slot(plan, i, s) for i, s in enumerate(node.domain)]
-            args = ", ".join([static, f"{out_name}.buf"] + slots + leaves)
-            lines.append(f"{pad}_C[0] += 1; {out_name}.buf{also} = {kname}({args})")
+            args = ", ".join([static, self.buf(out_name)] + slots + leaves)
+            lines.append(f"{pad}{count}{self.buf(out_name)}{also} = {kname}({args})")
         else:
+            if not plan.static_shape:
+                self.not_traced("a point store of varying shape")
             args = ", ".join([static] + leaves)
-            lines.append(f"{pad}_C[0] += 1; {out_name}.data[{self.point_slot(plan, list(node.domain))}]{also} = "
-                         f"{kname}({args})")
+            lines.append(f"{pad}{count}_r{also} = {kname}({args}); "
+                         + self.point_set(out_name, self.point_slot(plan, list(node.domain)), "_r"))
 
     def empty_guard(self, node: Node, opdef: OpDef, spec, sizes: list) -> list[str]:
         """A padded (masked) axis of a reduction that has no value on an
@@ -295,6 +338,7 @@ class LauncherGen:
                 f"    empty_reduction(_F{node.index}, {shape}, {opdef.attrs['reduce_kind']!r})"]
 
     def host_call(self, node: Node, opdef: OpDef, edges: list, pad: str, lines: list) -> None:
+        self.not_traced(f"a host op ({opdef.kind})")
         self.host_nodes.add(node.index)
         lines.append(f"{pad}_C[1] += 1")
         pre: list[str] = []
