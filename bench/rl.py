@@ -23,7 +23,7 @@ n = 8), normalised over the iteration's (T, B) samples, loss
   batched forward/backward and torch.optim.Adam), one thread. compile_s = 0.
 
 The systems draw their random numbers from different generators (Tidal:
-numpy.random.default_rng([seed, i, t]); JAX: jax.random; PyTorch: torch.Generator),
+the counter-based rule of docs/semantics.md at [seed, i, t]; JAX: jax.random; PyTorch: torch.Generator),
 so mean returns agree only statistically; the tests (test/py/programs/test_rl_examples.py)
 check the systems equal when fed the same draws. mean_return is the mean return
 of the episodes that ended in the last 5 iterations.

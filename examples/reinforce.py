@@ -46,7 +46,7 @@ import tidal as td  # noqa: E402
 from cartpole import ACTIONS, MAX_STEPS, OBS, define_env  # noqa: E402
 
 # Seeds of the program's random draws (td.rand at point p draws from
-# numpy.random.default_rng([seed, *p]), docs/semantics.md).
+# the counter-based rule of docs/semantics.md, random_draw).
 SEED_INIT, SEED_ACTION, SEED_RESET = 11, 12, 13
 
 

@@ -22,15 +22,17 @@ Conventions where NumPy and the op set leave a choice:
 * `gather`/`scatter_add` follow `torch.gather`/`torch.scatter_add`: the index
   may be smaller than the source/destination outside `dim`. Index values are
   range-checked on NumPy arrays only (no data-dependent checks under jax).
-* `random` draws on the host with `numpy.random.default_rng([seed, *point])`
-  in float64 (`uniform`: `rng.random`, `normal`: `rng.standard_normal`,
-  `bernoulli`: `rng.random(shape) < 0.5`) and then casts to `dtype`.
+* `random` draws from a counter-based generator (counter_random.py): a pure
+  function of the seed, the point and the element index, in float64, then
+  cast to `dtype`, with the same bits on NumPy and under jit.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 import numpy as np
+
+from .counter_random import random_draw
 
 __all__ = [
     "UNARY_KINDS", "BINARY_KINDS", "REDUCE_KINDS", "SCAN_KINDS", "RANDOM_DISTS", "KernelError",
@@ -294,19 +296,13 @@ def iota(xp, shape: Sequence[int], dim: int, dtype):
                                     shape), dtype)
 
 
-def random(xp, dist: str, seed: int, point: Sequence[int], shape: Sequence[int], dtype):
-    """The draw of `rt.random dist seed s` at `point` (docs/semantics.md)."""
-    rng = np.random.default_rng([int(seed), *(int(p) for p in point)])
-    shape = tuple(shape)
-    if dist == "uniform":
-        value = rng.random(shape)
-    elif dist == "normal":
-        value = rng.standard_normal(shape)
-    elif dist == "bernoulli":
-        value = rng.random(shape) < 0.5
-    else:
+def random(xp, dist: str, seed: int, point: Sequence, shape: Sequence[int], dtype):
+    """The draw of `rt.random dist seed s` at `point` (docs/semantics.md;
+    counter_random.py): the same bits with NumPy and inside a jitted kernel,
+    where `point` may hold traced integers."""
+    if dist not in RANDOM_DISTS:
         raise KernelError(f"unknown random distribution '{dist}'")
-    return _out(xp, value, dtype)
+    return _out(xp, random_draw(xp, dist, seed, point, shape), dtype)
 
 
 def symbol_value(xp, value: int, dtype):

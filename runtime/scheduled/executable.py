@@ -13,6 +13,7 @@ allocates the stores for its bounds, loads the inputs and calls the program.
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 from mlir import ir
@@ -223,6 +224,8 @@ class Executable:
         try:
             buffers = jitted((self._bound_values, layouts), *free, buffers, entries)
         except Exception as e:   # noqa: BLE001 - a trace JAX refuses: the loop runs in Python
+            if os.environ.get("TIDAL_XLA_LOOPS") == "strict":   # tests: a refused trace is a bug
+                raise
             self.loop_fallbacks[n] = f"{type(e).__name__}: {e}"
             return plain(*free)
         self._counts[0] += 1
@@ -475,9 +478,12 @@ class Executable:
         `device_to_host` / `host_to_device` (explicit copies: operands fetched for
         host ops, host results written to device stores, inputs loaded, results
         read), and `store_bytes` (the bytes its stores held at the end: array stores
-        are allocated whole, so this is their peak; point stores only grow)."""
+        are allocated whole, so this is their peak; point stores only grow);
+        `xla_loops`: loops run as one XLA program each (traced.py; one launch
+        per call), `loop_fallbacks`: those of them whose trace failed (Python)."""
         launches, host, d2h, h2d = self._counts
         return {"kernels": len(self.kernel_names), "host_ops": len(self.host_nodes),
+                "xla_loops": getattr(self, "xla_loop_count", 0), "loop_fallbacks": len(self.loop_fallbacks),
                 "xla_compilations": self.compiles(), "launches": launches, "host_launches": host,
                 "device_to_host": d2h, "host_to_device": h2d, "store_bytes": self._store_bytes}
 

@@ -138,9 +138,9 @@ class _Gen:
             body = op.regions[0].blocks[0]
             iv, fn = self.define(self.fresh("c")), self.fresh("_step")
             self.names[body.arguments[0]] = iv
-            self.lines += [f"{pad}def {fn}({iv}, B):", f"{pad}    B = dict(B)"]
+            self.lines += [f"{pad}def {fn}({iv}, _B):", f"{pad}    _B = dict(_B)"]
             self.block(body, depth + 1)
-            self.lines += [f"{pad}    return B", f"{pad}B = _fori({lb}, {ub}, {step}, {fn}, B)"]
+            self.lines += [f"{pad}    return _B", f"{pad}_B = _fori({lb}, {ub}, {step}, {fn}, _B)"]
             return
         if name == "scf.if" and self.tr:
             cond = self.v(op.operands[0])
@@ -148,13 +148,13 @@ class _Gen:
             for region in op.regions:
                 fn = self.fresh("_branch")
                 fns.append(fn)
-                self.lines += [f"{pad}def {fn}(B):", f"{pad}    B = dict(B)"]
+                self.lines += [f"{pad}def {fn}(_B):", f"{pad}    _B = dict(_B)"]
                 if len(region.blocks):
                     self.block(region.blocks[0], depth + 1)
-                self.lines.append(f"{pad}    return B")
+                self.lines.append(f"{pad}    return _B")
             if len(fns) == 1:
                 fns.append("dict")
-            self.lines.append(f"{pad}B = _cond({cond}, {fns[0]}, {fns[1]}, B)")
+            self.lines.append(f"{pad}_B = _cond({cond}, {fns[0]}, {fns[1]}, _B)")
             return
         if name == "scf.for":
             lb, ub, step = (self.v(x) for x in op.operands[:3])
@@ -179,7 +179,7 @@ class _Gen:
                 args = ", ".join(self.v(x) for x in op.operands)
                 if self.tr:
                     self.keys |= self.traceable[index]
-                    self.lines.append(f"{pad}B = _T{index}(B{''.join(', ' + a for a in args.split(', ') if a)})")
+                    self.lines.append(f"{pad}_B = _T{index}(_B{''.join(', ' + a for a in args.split(', ') if a)})")
                 else:
                     self.lines.append(f"{pad}_L{index}({args})")
             return
@@ -234,9 +234,9 @@ class _Gen:
             self.lines, self.traceable = outer, traceable
         params = ", ".join(free)
         self.extra.append("\n".join(
-            [f"def _loop{n}_fn(_st{''.join(', ' + f for f in free)}, B, E):",
+            [f"def _loop{n}_fn(_st{''.join(', ' + f for f in free)}, _B, _E):",
              f"    _count_trace('_loop{n}')",
-             "    B = _fill(B, E, _st[1])"] + body + ["    return B",
+             "    _B = _fill(_B, _E, _st[1])"] + body + ["    return _B",
              f"_J{n} = _jit_loop(_loop{n}_fn)",
              f"_KEYS{n} = {keys!r}",
              f"def _plain{n}({params}):"] + plain +

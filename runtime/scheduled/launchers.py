@@ -9,9 +9,8 @@ for a NumPy block store, `start mod W` for a window store) so a launch does no
 interpretation. With JAX, a node whose shapes are static runs as one jitted
 kernel (jax_backend.jit_kernel) that reads array stores lazily and writes its
 array store in place, a node with a point-varying axis as a padded kernel
-(padded.py) where it can; anything else (UDFs, random draws, which follow
-NumPy's generator, the remaining point-varying shapes, strided slices) runs
-on the host with NumPy. 64-bit values are on the device like the others:
+(padded.py) where it can; anything else (UDFs, the remaining point-varying
+shapes, strided slices) runs on the host with NumPy. 64-bit values are on the device like the others:
 the executable builds and runs its kernels inside `jax.enable_x64(True)`.
 An indexing op's kernel also folds the range of its indices into `_IX[k]`,
 which the executable checks when the run ends (a jitted kernel cannot
@@ -101,7 +100,7 @@ class LauncherGen:
 
     def key(self, name: str) -> str:
         self.used.add(name)
-        return f"B[{name!r}]"
+        return f"_B[{name!r}]"
 
     def buf(self, name: str) -> str:
         return self.key(name) if self.traced else f"{name}.buf"
@@ -257,8 +256,6 @@ class LauncherGen:
     # -- one node ------------------------------------------------------------------------
     def scalars(self, opdef: OpDef, node: Node) -> str:
         items = [f"{n!r}: {self.code(e, node)}" for n, e in opdef.scalars]
-        if opdef.kind == "random":
-            items.append(f"'point': ({''.join(s + ', ' for s in node.domain)})")
         return "{" + ", ".join(items) + "}"
 
     def jit_call(self, node: Node, opdef: OpDef, edges: list, kname: str, pad: str, lines: list) -> bool:

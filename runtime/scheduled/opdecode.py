@@ -29,7 +29,7 @@ __all__ = ["OpDef", "decode", "DTYPES", "REDUCE_IDENTITY", "INDEXING"]
 
 DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
           "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
-HOST_ONLY = {"random", "udf", "constant", "param", "input"}
+HOST_ONLY = {"udf", "constant", "param", "input"}
 # Ops that read an index tensor (operand 1). On NumPy they check its range;
 # a jitted kernel cannot raise, so it folds the indices' range into an
 # accumulator the runtime checks once a run ends (`index_check`).
@@ -222,8 +222,12 @@ def decode(node: Node, graph: Graph) -> OpDef:
             one(lambda xp, a, sv: K.iota(xp, _shape(sv, nshape), dim, dtype))
         else:
             dist, seed = str(enums.RandomDist(_int(op, "dist"))), _int(op, "seed")
-            d.attrs.update(dist=dist, seed=seed)  # the point is passed by the launcher
-            one(lambda xp, a, sv: K.random(xp, dist, seed, sv["point"], _shape(sv, nshape), dtype))
+            d.attrs.update(dist=dist, seed=seed)
+            # the point's coordinates are scalars (traced under jit: one kernel for every point)
+            d.scalars += [(f"point{i}", parse(s, dims=graph.dims)) for i, s in enumerate(node.domain)]
+            ndom = len(node.domain)
+            one(lambda xp, a, sv: K.random(xp, dist, seed, [sv[f"point{i}"] for i in range(ndom)],
+                                           _shape(sv, nshape), dtype))
     elif kind == "permute":
         perm = list(ir.DenseI64ArrayAttr(op.attributes["perm"]))
         d.attrs["perm"] = perm

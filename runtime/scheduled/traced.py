@@ -58,7 +58,7 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str]] | None:
     kernels it registers are the plain launcher's (same names, same specs)."""
     k = node.index
     steps = "".join(", " + s for s in node.domain)
-    lines = [f"def _T{k}(B{steps}):", f"    # {node.label} at {node.location}"]
+    lines = [f"def _T{k}(_B{steps}):", f"    # {node.label} at {node.location}"]
     pad = "    "
     kernels = dict(gen.kernels)
     gen.traced, gen.used = True, set()
@@ -80,19 +80,19 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str]] | None:
             for b, edge in enumerate(node.edges):
                 conds.append(gen.code(edge.cond, node))
                 fns.append(f"_b{b}")
-                lines.append(f"    def _b{b}(B):")
-                lines.append("        B = dict(B)")
+                lines.append(f"    def _b{b}(_B):")
+                lines.append("        _B = dict(_B)")
                 if (edge.source, edge.result) in gen.plans:   # else: a branch never taken
                     gen.move(node, opdef, edge, f"_K{k}_{b}", "        ", lines)
-                lines.append("        return B")
-            lines.append(f"    B = _branch(B, [{', '.join(conds)}], [{', '.join(fns)}])")
+                lines.append("        return _B")
+            lines.append(f"    _B = _branch(_B, [{', '.join(conds)}], [{', '.join(fns)}])")
         elif opdef.kind == "output":
             gen.move(node, opdef, node.edges[0], f"_K{k}", pad, lines)
         elif k in gen.padded:
             raise NotTraceable("a padded kernel")
         elif not gen.jit_call(node, opdef, node.edges, f"_K{k}", pad, lines):
             raise NotTraceable(f"a host op ({opdef.kind})")
-        lines.append("    return B")
+        lines.append("    return _B")
         for name, entry in gen.kernels.items():
             if name in kernels and kernels[name] is not entry and repr(kernels[name][1:]) != repr(entry[1:]):
                 raise AssertionError(f"traced launcher of %{k} changed kernel {name}")
@@ -169,6 +169,17 @@ def pack_buffers(stores: dict, keys: list[str]) -> tuple[dict, dict, tuple]:
             layouts.append((key, tuple(caps), tuple(shape), dtype.str))
             if data:
                 entries[key] = dict(data)
+    # B is donated: no array may appear twice in the call (a point value kept
+    # by reference in two stores, a domain-less store's dense array).
+    seen: set[int] = set()
+    for key, buf in buffers.items():
+        if id(buf) in seen:
+            buffers[key] = buf.copy()
+        seen.add(id(buffers[key]))
+    for values in entries.values():
+        for slot, value in values.items():
+            if id(value) in seen:
+                values[slot] = value.copy()
     return buffers, entries, tuple(layouts)
 
 
@@ -354,7 +365,7 @@ def _jit_loop(fn):
     layouts of the point stores to create static (its key), the buffers
     donated (written in place)."""
     import jax
-    return jax.jit(fn, static_argnums=0, donate_argnames="B")
+    return jax.jit(fn, static_argnums=0, donate_argnames="_B")
 
 
 def loop_namespace() -> dict:

@@ -1,6 +1,7 @@
 """rt programs through rt-to-sdg and the reference interpreter, against plain
 NumPy written independently here, for several bounds each (T = 1 included)."""
 import numpy as np
+from tidal.runtime.counter_random import random_draw
 import pytest
 
 from tidal.runtime.reference import evaluate
@@ -305,12 +306,12 @@ def test_random_is_deterministic_per_seed_and_point(I, T):
         np.testing.assert_array_equal(out[name], again[name])
     for i in range(I):
         for t in range(T):
-            expected = np.random.default_rng([11, i, t]).random(3).astype(np.float32)
+            expected = random_draw(np, "uniform", 11, (i, t), (3,)).astype(np.float32)
             np.testing.assert_array_equal(out["u"][i, t], expected)
-        bern = np.random.default_rng([13, i]).random(5) < 0.5
+        bern = random_draw(np, "bernoulli", 13, (i,), (5,))
         np.testing.assert_array_equal(out["b"][i], bern)
     for t in range(T):
-        np.testing.assert_array_equal(out["n"][t], np.random.default_rng([12, t]).standard_normal((2, 2)))
+        np.testing.assert_array_equal(out["n"][t], random_draw(np, "normal", 12, (t,), (2, 2)))
     assert out["u"].dtype == np.float32 and out["b"].dtype == np.bool_
     if T > 1:
         assert not np.array_equal(out["u"][0, 0], out["u"][0, 1])

@@ -4,7 +4,7 @@ Both are built on `rt.random uniform` and invert the cumulative distribution
 with ops every backend computes alike (docs/semantics.md, "Sampling"):
 
     c   = cumsum(p) / (its last element)       along the categories, in float64
-    u   ~ td.rand(..., dtype=float64, seed=s)  at point q: default_rng([s, *q]).random(shape)
+    u   ~ td.rand(..., dtype=float64, seed=s)  at point q: random_draw(np, 'uniform', s, q, shape)
     idx = min(n - 1, #{j : c[j] <= u})         so P(idx = i) = c[i] - c[i - 1] = p[i] / sum(p)
 
 A category of probability 0 is never drawn (c[i] = c[i - 1] <= u < c[i] is
@@ -74,7 +74,7 @@ def categorical(logits: Any, dim: int = -1, seed: int | None = None, domain: Any
     every point of the domain (the logits' domain plus `domain`): a decoder
     sampling `tok[t + 1] = td.categorical(logits_at_t)` gets a new draw at each
     t. Rule (docs/semantics.md): with `p = exp(logits - max)` and
-    `c = cumsum(p) / c[-1]` in float64, `u = default_rng([seed, *point]).random(shape)`
+    `c = cumsum(p) / c[-1]` in float64, `u = random_draw(np, 'uniform', seed, point, shape)`
     (the same numbers as `td.rand(*shape, dtype="float64", seed=seed)`), the
     sample is `#{j : c[j] <= u}`. `seed=None` takes the program's next seed
     (as `td.rand`). A `-inf` logit is never drawn. Not differentiable::
@@ -112,7 +112,7 @@ def multinomial(probs: Any, num_samples: int = 1, replacement: bool = True, seed
     indices are unspecified but in range). Fresh draws at every point of the
     domain (the probabilities' domain plus `domain`). Rule: with
     `c = cumsum(probs) / c[-1]` in float64 and
-    `u = default_rng([seed, *point]).random(probs.shape[:-1] + (num_samples,))`,
+    `u = random_draw(np, 'uniform', seed, point, probs.shape[:-1] + (num_samples,))`,
     sample k is `#{j : c[j] <= u[..., k]}`. Without replacement only
     `num_samples=1` is supported (the same draw)::
 

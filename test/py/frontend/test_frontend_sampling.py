@@ -4,6 +4,7 @@ jax with x64), fresh draws at every point, seeds, empirical frequencies
 (a chi-square bound at a fixed seed), and errors at the user's line."""
 import jax
 import numpy as np
+from tidal.runtime.counter_random import random_draw
 import pytest
 
 import tidal as td
@@ -42,14 +43,14 @@ def rule_cdf(p, axis):
 def rule_categorical(logits, seed, point, axis=-1):
     x = np.asarray(logits, np.float64)
     cdf = rule_cdf(np.exp(x - x.max(axis=axis, keepdims=True)), axis)
-    u = np.random.default_rng([seed, *point]).random(np.delete(np.array(x.shape), axis % x.ndim))
+    u = random_draw(np, "uniform", seed, point, np.delete(np.array(x.shape), axis % x.ndim))
     count = (cdf <= np.expand_dims(u, axis)).sum(axis=axis)
     return np.minimum(count, x.shape[axis] - 1)
 
 
 def rule_multinomial(probs, n, seed, point):
     cdf = rule_cdf(probs, -1)
-    u = np.random.default_rng([seed, *point]).random(np.shape(probs)[:-1] + (n,))
+    u = random_draw(np, "uniform", seed, point, np.shape(probs)[:-1] + (n,))
     return np.minimum((cdf[..., None, :] <= u[..., :, None]).sum(-1), np.shape(probs)[-1] - 1)
 
 

@@ -4,7 +4,7 @@ It knows nothing of Tidal: it reads the fuzzer's own description and computes
 the value of a node at a point on demand (memoised), following
 docs/semantics.md: temporal reads select points or slices (a slice adds a
 leading axis), definition cases are tried in order (first match wins), random
-ops draw from `numpy.random.default_rng([seed, *point])`. Floats are computed
+ops draw with the counter-based rule (tidal.runtime.counter_random). Floats are computed
 in float64 whatever their declared dtype, integers in int64 (checked to fit
 the declared dtype), so the backends are compared against a more exact
 result. With `xp=jax.numpy` (under `jax.enable_x64`) the same code is the
@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from tidal.runtime.counter_random import random_draw
 
 from program_desc import BOUND, SLICES, comp_eval, cond_eval, kind_of, udf_fn, weak
 
@@ -181,9 +182,8 @@ class Evaluator:
             v = env[at["dim"]]
             return xp.asarray(self.bounds[BOUND[at["dim"]]] - 1 - v if at["rev"] else v, dtype=np.int64), 1.0
         if op == "random":
-            rng = np.random.default_rng([at["seed"], *(env[d] for d in n.domain)])
-            draw = rng.standard_normal(n.shape) if at["dist"] == "normal" else rng.random(n.shape)
-            return (draw < 0.5 if at["dist"] == "bernoulli" else draw), 1.0
+            draw = random_draw(np, at["dist"], at["seed"], [env[d] for d in n.domain], n.shape)
+            return draw, 1.0
         if op == "index":
             return self._index(n, env)
         if op == "recurrent":

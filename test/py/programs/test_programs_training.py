@@ -6,6 +6,7 @@ environment with external state driven by a policy."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tidal.runtime.counter_random import random_draw
 import pytest
 
 import tidal as td
@@ -135,7 +136,7 @@ def test_reinforce_with_adam():
         for k in range(T):
             z = o @ W + b
             lp = z - (np.log(np.exp(z - z.max()).sum()) + z.max())
-            u = np.float32(np.random.default_rng([7, it, k]).random(()))
+            u = np.float32(random_draw(np, "uniform", 7, (it, k), ()))
             act = float(u < np.exp(lp[1]))
             obs.append(o)
             acts.append(act)

@@ -5,7 +5,7 @@ The programs run on the reference interpreter (the oracle the scheduled backends
 are tested against; compiling these programs for the scheduled runtime takes
 minutes, which examples and bench/rl.py exercise). The references reproduce
 Tidal's documented draw rule: td.rand at point p draws
-numpy.random.default_rng([seed, *p]).random(shape) (docs/semantics.md), so
+the counter-based draw `random_draw(np, "uniform", seed, p, shape)` (docs/semantics.md), so
 they take the same actions and resets.
 """
 import math
@@ -15,6 +15,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tidal.runtime.counter_random import random_draw
 import pytest
 
 from program_helpers import close, value_and_grads
@@ -47,7 +48,7 @@ def gym_step(state, action):
 
 
 def draws(seed, point, shape):
-    return np.random.default_rng([seed, *point]).random(shape).astype(np.float32)
+    return random_draw(np, "uniform", seed, point, shape).astype(np.float32)
 
 
 def returns_np(rewards, dones, gamma, n=None):
