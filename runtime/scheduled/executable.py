@@ -129,7 +129,7 @@ class Executable:
                     traced = traced_launcher(gen, graph.nodes[k], self.opdefs[k])
                     if traced is not None:
                         launchers.append(traced[0])
-                        traceable[k] = traced[1]
+                        traceable[k] = traced[1:]
             program, _ = host_source(self.root, run_function_name(graph), inputs, traceable)
         self.host_nodes = sorted(gen.host_nodes)
         self.index_checked = sorted(gen.index_checked)
@@ -214,15 +214,16 @@ class Executable:
         _count(name)
         self._compile_counts[name] = self._compile_counts.get(name, 0) + 1
 
-    def _run_loop(self, n: int, jitted, keys: list, plain, free: tuple) -> None:
+    def _run_loop(self, n: int, jitted, keys: list, plain, free: tuple, bound_values: tuple) -> None:
         """Runs traced loop `n` (traced.py) on the run's stores, or its plain
-        twin if its trace failed (once: then always)."""
+        twin if its trace failed (once: then always). `bound_values`: those
+        of the bounds its trace reads (its jit key, with the buffers' shapes)."""
         if n in self.loop_fallbacks:
             return plain(*free)
         from .traced import pack_buffers, unpack_buffers
-        buffers, entries, layouts = pack_buffers(self.ns, keys)
+        buffers = pack_buffers(self.ns, keys)
         try:
-            buffers = jitted((self._bound_values, layouts), *free, buffers, entries)
+            buffers = jitted(bound_values, *free, buffers)
         except Exception as e:   # noqa: BLE001 - a trace JAX refuses: the loop runs in Python
             if os.environ.get("TIDAL_XLA_LOOPS") == "strict":   # tests: a refused trace is a bug
                 raise

@@ -18,6 +18,8 @@ structure stays the one isl produced.
 """
 from __future__ import annotations
 
+import re
+
 from mlir import ir
 
 __all__ = ["host_source", "HostGenError"]
@@ -31,6 +33,20 @@ _CALLS = {"arith.remsi": "_remsi", "arith.divsi": "_divsi", "arith.minsi": "_min
 _TRACED_CALLS = {"_remsi": "_tremsi", "_divsi": "_tdivsi", "_min": "_tmin", "_max": "_tmax",
                  "_ceildivsi": "_ceildivsi"}
 _ARITH = set(_BIN) | set(_CALLS) | {"arith.cmpi", "arith.xori", "arith.select", "arith.constant"}
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _calls(block: ir.Block):
+    """The func.call ops of a block, nested regions included."""
+    for op in block.operations:
+        op = op.operation
+        if op.name == "func.call":
+            yield op
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _calls(inner)
 
 
 class HostGenError(Exception):
@@ -140,7 +156,8 @@ class _Gen:
             self.names[body.arguments[0]] = iv
             self.lines += [f"{pad}def {fn}({iv}, _B):", f"{pad}    _B = dict(_B)"]
             self.block(body, depth + 1)
-            self.lines += [f"{pad}    return _B", f"{pad}_B = _fori({lb}, {ub}, {step}, {fn}, _B)"]
+            calls = sum(1 for _ in _calls(body))
+            self.lines += [f"{pad}    return _B", f"{pad}_B = _fori({lb}, {ub}, {step}, {fn}, _B, {calls})"]
             return
         if name == "scf.if" and self.tr:
             cond = self.v(op.operands[0])
@@ -178,7 +195,8 @@ class _Gen:
             if index not in self.skip:
                 args = ", ".join(self.v(x) for x in op.operands)
                 if self.tr:
-                    self.keys |= self.traceable[index]
+                    self.keys |= self.traceable[index][0]
+                    self.bounds_used |= self.traceable[index][1]
                     self.lines.append(f"{pad}_B = _T{index}(_B{''.join(', ' + a for a in args.split(', ') if a)})")
                 else:
                     self.lines.append(f"{pad}_L{index}({args})")
@@ -220,9 +238,13 @@ class _Gen:
         self.loops.append(n)
         outer = self.lines
         self.lines, self.tr, self.inside, self.free, self.keys = [], True, set(), [], set()
+        self.bounds_used = set()
         try:
-            self.op(op, 1)       # the loop itself, traced: `B = _fori(...)`
+            self.op(op, 1)       # the loop itself, traced: `_B = _fori(...)`
             body, free, keys = self.lines, self.free, sorted(self.keys)
+            # the bounds the trace reads: its jit key (the others change nothing in it)
+            used = sorted(self.bounds_used | {w for line in body for w in _WORD.findall(line)
+                                              if w in self.bounds})
         finally:
             self.lines, self.tr = outer, False
         self.lines, traceable = [], self.traceable
@@ -234,14 +256,14 @@ class _Gen:
             self.lines, self.traceable = outer, traceable
         params = ", ".join(free)
         self.extra.append("\n".join(
-            [f"def _loop{n}_fn(_st{''.join(', ' + f for f in free)}, _B, _E):",
-             f"    _count_trace('_loop{n}')",
-             "    _B = _fill(_B, _E, _st[1])"] + body + ["    return _B",
+            [f"def _loop{n}_fn(_bv{''.join(', ' + f for f in free)}, _B):",
+             f"    _count_trace('_loop{n}')"] + body + ["    return _B",
              f"_J{n} = _jit_loop(_loop{n}_fn)",
              f"_KEYS{n} = {keys!r}",
              f"def _plain{n}({params}):"] + plain +
             [f"def _loop{n}({params}):",
-             f"    _run_loop({n}, _J{n}, _KEYS{n}, _plain{n}, ({params}{',' if free else ''}))"]) + "\n")
+             f"    _run_loop({n}, _J{n}, _KEYS{n}, _plain{n}, ({params}{',' if free else ''}), "
+             f"({''.join(b + ', ' for b in used)}))"]) + "\n")
         self.lines.append(f"{'    ' * depth}_loop{n}({params})")
 
 

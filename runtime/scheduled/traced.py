@@ -37,12 +37,15 @@ and the loop function (source kept in the `host` stage):
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 # iterations per step of a loop whose trip count is known when it is traced
 # (lax.fori_loop's unroll: less loop overhead on XLA CPU, measured 1.9 -> 1.3 ms
 # for an RNN of T = 2,000)
 UNROLL = 4
+UNROLL_CALLS = 4
 
 __all__ = ["NotTraceable", "traced_launcher", "DenseSlots", "loop_namespace", "pack_buffers", "unpack_buffers"]
 
@@ -52,8 +55,9 @@ class NotTraceable(Exception):
 
 
 # -- traced launchers ----------------------------------------------------------------------------
-def traced_launcher(gen, node, opdef) -> tuple[str, set[str]] | None:
-    """(source of `def _T<k>(B, steps...)`, keys of B it uses), or None when
+def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str]] | None:
+    """(source of `def _T<k>(B, steps...)`, keys of B it uses, bounds its code
+    reads), or None when
     node `k` cannot be traced. `gen` is the executable's LauncherGen; the
     kernels it registers are the plain launcher's (same names, same specs)."""
     k = node.index
@@ -96,7 +100,9 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str]] | None:
         for name, entry in gen.kernels.items():
             if name in kernels and kernels[name] is not entry and repr(kernels[name][1:]) != repr(entry[1:]):
                 raise AssertionError(f"traced launcher of %{k} changed kernel {name}")
-        return "\n".join(lines) + "\n", set(gen.used)
+        source = "\n".join(lines) + "\n"
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
+        return source, set(gen.used), words & set(gen.graph.bounds)
     except NotTraceable:
         gen.kernels.clear()
         gen.kernels.update(kernels)
@@ -143,14 +149,15 @@ class DenseSlots(dict):
         return out
 
 
-def pack_buffers(stores: dict, keys: list[str]) -> tuple[dict, dict, tuple]:
-    """(B, E, layouts) for the loop function: B the buffers (array stores',
-    dense point stores', index accumulators), E the point values written since
-    (store key -> {slot: value}), layouts the (key, caps, shape, dtype) of the
-    point stores that have no dense array yet. `fill` (inside the jit) writes
-    E into B, so packing costs no dispatch."""
+def pack_buffers(stores: dict, keys: list[str]) -> dict:
+    """B for the loop function: the buffers of the array stores, the dense
+    arrays of the point stores (the points written since the last loop
+    written in, each by one small jitted update; zeros where none) and the
+    index accumulators. The loop's jit key is then only their shapes."""
+    import jax
+
     from .stores import ArrayStore
-    buffers, entries, layouts = {}, {}, []
+    buffers = {}
     for key in keys:
         if key.startswith("_IX"):
             buffers[key] = stores["_IX"][int(key[3:])]
@@ -161,14 +168,13 @@ def pack_buffers(stores: dict, keys: list[str]) -> tuple[dict, dict, tuple]:
             continue
         data = store.data
         if isinstance(data, DenseSlots):
-            buffers[key] = data.dense
-            if data.written:
-                entries[key] = dict(data.written)
+            dense, entries = data.dense, data.written
         else:
             caps, shape, dtype = store.layout
-            layouts.append((key, tuple(caps), tuple(shape), dtype.str))
-            if data:
-                entries[key] = dict(data)
+            dense, entries = jax.device_put(np.zeros(tuple(caps) + tuple(shape), dtype=dtype)), data
+        for slot, value in entries.items():
+            dense = _slot_writer(dense, tuple(slot), value)
+        buffers[key] = dense
     # B is donated: no array may appear twice in the call (a point value kept
     # by reference in two stores, a domain-less store's dense array).
     seen: set[int] = set()
@@ -176,23 +182,18 @@ def pack_buffers(stores: dict, keys: list[str]) -> tuple[dict, dict, tuple]:
         if id(buf) in seen:
             buffers[key] = buf.copy()
         seen.add(id(buffers[key]))
-    for values in entries.values():
-        for slot, value in values.items():
-            if id(value) in seen:
-                values[slot] = value.copy()
-    return buffers, entries, tuple(layouts)
+    return buffers
 
 
-def fill(B: dict, E: dict, layouts: tuple) -> dict:
-    """B with the point stores of `layouts` created (zeros) and E written."""
-    import jax.numpy as jnp
-    B = dict(B)
-    for key, caps, shape, dtype in layouts:
-        B[key] = jnp.zeros(caps + shape, dtype=np.dtype(dtype))
-    for key, values in E.items():
-        for slot, value in values.items():
-            B[key] = _setp(B[key], slot, value)
-    return B
+_WRITE = None
+
+
+def _slot_writer(dense, slot: tuple, value):
+    global _WRITE
+    if _WRITE is None:
+        import jax
+        _WRITE = jax.jit(_setp)
+    return _WRITE(dense, slot, value)
 
 
 def unpack_buffers(stores: dict, buffers: dict) -> None:
@@ -347,8 +348,10 @@ def _cond(pred, then_fn, else_fn, B: dict) -> dict:
     return lax.cond(pred, then_fn, else_fn, B)
 
 
-def _fori(lb, ub, step, fn, B: dict) -> dict:
-    """`for c in range(lb, ub, step): B = fn(c, B)` as a `lax.fori_loop`."""
+def _fori(lb, ub, step, fn, B: dict, calls: int = 1) -> dict:
+    """`for c in range(lb, ub, step): B = fn(c, B)` as a `lax.fori_loop`
+    (unrolled UNROLL times when the trip count is known and the body makes at
+    most UNROLL_CALLS launches: unrolling multiplies its compile time)."""
     import jax.numpy as jnp
     from jax import lax
     if _concrete(lb) and _concrete(ub):
@@ -357,13 +360,13 @@ def _fori(lb, ub, step, fn, B: dict) -> dict:
             return B
     else:
         n = jnp.maximum(0, (ub - lb + step - 1) // step)
-    return lax.fori_loop(0, n, lambda i, B: fn(lb + i * step, B), B, unroll=UNROLL if isinstance(n, int) else 1)
+    return lax.fori_loop(0, n, lambda i, B: fn(lb + i * step, B), B, unroll=UNROLL if isinstance(n, int) and calls <= UNROLL_CALLS else 1)
 
 
 def _jit_loop(fn):
-    """`fn((bound_values, layouts), *free, B, E)` jitted: the bounds and the
-    layouts of the point stores to create static (its key), the buffers
-    donated (written in place)."""
+    """`fn(bound_values, *free, B)` jitted: the values of the bounds its trace
+    reads static (its key, with the buffers' shapes), the buffers donated
+    (written in place)."""
     import jax
     return jax.jit(fn, static_argnums=0, donate_argnames="_B")
 
@@ -372,4 +375,4 @@ def loop_namespace() -> dict:
     """The names traced code uses, for the executable's namespace."""
     return {"_and": _and, "_or": _or, "_not": _not, "_sel": _sel, "_tmin": _tmin, "_tmax": _tmax,
             "_tremsi": _tremsi, "_tdivsi": _tdivsi, "_getp": _getp, "_setp": _setp, "_branch": _branch,
-            "_cond": _cond, "_pick": _pick, "_fill": fill, "_fori": _fori, "_jit_loop": _jit_loop}
+            "_cond": _cond, "_pick": _pick, "_fori": _fori, "_jit_loop": _jit_loop}
