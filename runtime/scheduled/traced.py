@@ -134,6 +134,8 @@ class DenseSlots(dict):
 
     def __missing__(self, key):
         value = self.dense[key]
+        if value is self.dense:      # a domain-less store: never hand out the buffer a loop donates
+            value = value.copy()
         dict.__setitem__(self, key, value)
         return value
 

@@ -403,3 +403,30 @@ def test_f12_a_backward_recurrence_with_a_modular_case_and_a_halved_read_compile
         p.output("o0", n31)
         p.output("o1", n30)
     p.compile(backend="numpy")
+
+
+def test_f13_a_domainless_value_read_between_two_xla_loops_is_not_donated():
+    # fuzz seed 43 (as found): the dense array of a domain-less point store is
+    # the value itself; handed to a host reader after one XLA loop and kept by
+    # another store, it was donated by the next loop call ("Array has been deleted").
+    with td.Program("f13") as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        n0 = td.input("x0", shape=(), dtype="float64", domain=(i, t))
+        n1 = td.input("x1", shape=(), dtype="float32", domain=())
+        n10 = td.recurrent(shape=(2,), dtype="float64", domain=(i, t))
+        n10[i, T - 1] = n0[i, T - 1]
+        n10[i, T - 2] = n0[i, T - 2]
+        n10[i, T - 3] = n0[i, T - 3]
+        n19 = n10[i, t + 3] + (n1 + n10[i, t + 2])
+        n21 = n19[0:i + 1, t].discounted_sum(0.9, dim=0)
+        n10[i, t, t % 3 == 0] = n1 / 1.5
+        n10[i, t] = td.sin(n21 + td.where(n1 > 0.3, n1, n1 * -0.5))
+        p.output("o0", n10)
+        g0, g1 = td.grad(n10.sum(), [n0, n1])
+        p.output("g0", g0)
+        p.output("g1", g1)
+    inputs = {"x0": np.array([[0.48, -0.83], [0.54, 0.70]]), "x1": np.array(-0.64, dtype=np.float32)}
+    outs = run_everywhere(p, {"I": 2, "T": 2}, inputs)
+    for name in ("o0", "g0", "g1"):
+        assert_all(outs, name, outs["reference"][name], rtol=1e-6)
+    assert p.compile(backend="jax").compiled.stats()["xla_loops"] > 0
