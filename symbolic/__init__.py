@@ -13,7 +13,7 @@ numpy); use :meth:`Expr.same` / :func:`structurally_equal` for structural
 equality.  Expressions are hashable (by structure) and hash-consed.
 """
 
-from .analysis import Access, AccessPattern, check_slice, classify, slice_size
+from .analysis import Access, AccessPattern, check_slice, classify, provably_at_most, slice_size
 from .errors import (
     InvalidSliceError,
     IslTranslationError,
@@ -71,7 +71,7 @@ __all__ = [
     "set_user_error_hook",
     # operations
     "simplify", "evaluate", "compile_expr", "compile_source", "substitute", "free_symbols",
-    "slice_size", "check_slice", "classify", "AccessPattern", "Access", "invert", "Inversion",
+    "slice_size", "check_slice", "provably_at_most", "classify", "AccessPattern", "Access", "invert", "Inversion",
     # text
     "parse", "to_text", "to_mlir_text",
     # errors

@@ -195,3 +195,9 @@ def classify(component: Expr, dim: Dim | Symbol) -> Access:
             return Access(AccessPattern.BLOCK, size)
     return Access(AccessPattern.OTHER, size)
 
+
+
+def provably_at_most(e: Expr, k: int) -> bool:
+    """True if the integer expression ``e <= k`` at every valid point (the
+    facts ``0 <= t < T``, ``T >= 1``); False means not proven."""
+    return prove_nonneg(int_poly(Const(int(k)) - e))

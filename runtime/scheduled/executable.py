@@ -308,6 +308,16 @@ class Executable:
             store.buf = jax.device_put(buf)
             self._counts[3] += 1
 
+    def _padded_shape(self, texts, axis: int, bounds: dict):
+        """The shape of a padded value at the least kernel bucket, or None if
+        another axis varies with the point."""
+        from .stores import LEAST_KERNEL_BUCKET
+        rest = [t for i, t in enumerate(texts) if i != axis]
+        shape = self._shape(rest, bounds)
+        if shape is None:
+            return None
+        return shape[:axis] + (LEAST_KERNEL_BUCKET,) + shape[axis:]
+
     def _layouts(self, bounds: dict) -> list:
         """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
         out = []
@@ -356,9 +366,16 @@ class Executable:
         for (k, r), plan, extents, shape, dtype in layouts:
             node = self.graph.nodes[k]
             store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
+            slots = [a.size if a.mode == "ring" else e for a, e in zip(plan.axes, extents)]
             if isinstance(store, PointStore) and shape is not None:   # packable (traced.py)
-                store.layout = ([a.size if a.mode == "ring" else e for a, e in zip(plan.axes, extents)],
-                                shape, np.dtype(dtype))
+                store.layout = (slots, shape, np.dtype(dtype))
+            elif isinstance(store, PointStore) and k in self._gen.padded and r == 0 \
+                    and self._gen.padded[k].out_axis is not None:
+                # padded values, packed at the least kernel bucket (traced.py, LauncherGen.bucket)
+                axis = self._gen.padded[k].out_axis
+                padded_shape = self._padded_shape(node.result_shapes[r], axis, bounds)
+                if padded_shape is not None:
+                    store.layout, store.padded_axis = (slots, padded_shape, np.dtype(dtype)), axis
             if node.name == "sdg.input":
                 self._load_input(node, store, extents, shape, inputs)
             stores[store_name(k, r)] = store

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from tidal.lowering.graph import Graph, Node
 from tidal.lowering.storage import StorePlan
-from tidal.symbolic import compile_source, parse, simplify, slice_size
+from tidal.symbolic import compile_source, parse, provably_at_most, simplify, slice_size
 
 from .opdecode import OpDef
 
@@ -110,6 +110,21 @@ class LauncherGen:
 
     def point_get(self, name: str, slot: str) -> str:
         return f"_getp({self.key(name)}, {slot})" if self.traced else f"{name}.data[{slot}]"
+
+    def bucket(self, n: str, size) -> str:
+        """The capacity a point-varying size `n` (symbolic: `size`) is read at:
+        `_kbucket(n)`. Traced (an XLA loop needs it static), the constant
+        LEAST_KERNEL_BUCKET, which is `_kbucket(n)` at every point when `size`
+        provably never exceeds it (so both modes store the same shapes)."""
+        if not self.traced:
+            return f"_kbucket({n})"
+        from .stores import LEAST_KERNEL_BUCKET
+        if size is None or not provably_at_most(size, LEAST_KERNEL_BUCKET):
+            self.not_traced("a point-varying size that may exceed the least bucket")
+        return str(LEAST_KERNEL_BUCKET)
+
+    def caps(self, name: str, axis: int) -> str:
+        return f"{self.key(name)}.shape[{axis}]" if self.traced else f"{name}.caps[{axis}]"
 
     def point_set(self, name: str, slot: str, value: str) -> str:
         if self.traced:
@@ -199,10 +214,11 @@ class LauncherGen:
                 continue
             if identity is None:
                 return None
-            self.not_traced("a point-varying slice")
             n, s, b, st = self.tmp("n"), self.tmp("s"), self.tmp("b"), self.tmp("st")
-            lines.append(f"{n} = _max(0, {self.code(c.stop, node)} - {a}); {s} = {start}; "
-                         f"{b} = _min(_kbucket({n}), {name}.caps[{axis}]); {st} = _min({s}, {name}.caps[{axis}] - {b})")
+            mx, mn = ("_tmax", "_tmin") if self.traced else ("_max", "_min")
+            cap = self.caps(name, axis)
+            lines.append(f"{n} = {mx}(0, {self.code(c.stop, node)} - {a}); {s} = {start}; "
+                         f"{b} = _min({self.bucket(n, size)}, {cap}); {st} = {mn}({s}, {cap} - {b})")
             spec.axes.append("varying")
             leaves.append(st)
             masks += [f"{s} - {st}", n]
@@ -328,6 +344,7 @@ class LauncherGen:
         padded = [n for n, varying in sizes if varying]
         if not padded:
             return []
+        self.not_traced("a reduction that fails on an empty padded axis (a run-time check)")
         shape = "(" + "".join(f"{n}, " for n, _ in sizes) + "".join(f"{d}, " for d in spec.shape) + ")"
         test = " or ".join(f"{n} == 0" for n in padded)
         return [f"if {test}:",

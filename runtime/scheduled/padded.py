@@ -223,7 +223,7 @@ def _plan_island(graph: Graph, plans, padded: dict, node: Node, opdef: OpDef, id
     return PaddedNode(out_axis, outer, masks, next(iter(extents.values())))
 
 
-def _island_guards(opdef: OpDef, info: PaddedNode, n: str) -> list[str]:
+def _island_guards(gen, opdef: OpDef, info: PaddedNode, n: str) -> list[str]:
     """A body op of a padded island that reduces the varying axis with no
     value on an empty input (max, ...) raises, as unpadded, when it is empty."""
     from .launchers import EMPTY_OK
@@ -235,6 +235,8 @@ def _island_guards(opdef: OpDef, info: PaddedNode, n: str) -> list[str]:
             out += [f"if {n} == 0:",
                     f"    from {__name__} import empty_island_reduction",
                     f"    empty_island_reduction({d.node.location!r}, {d.node.name!r}, {d.attrs['reduce_kind']!r})"]
+    if out:
+        gen.not_traced("a reduction that fails on an empty padded axis (a run-time check)")
     return out
 
 
@@ -245,12 +247,13 @@ def empty_island_reduction(location: str, op_name: str, kind: str) -> None:
     raise error
 
 
-def _guard(node: Node, opdef: OpDef, n: str, empty_shape: str) -> list[str]:
+def _guard(gen, node: Node, opdef: OpDef, n: str, empty_shape: str) -> list[str]:
     """A reduction without a value on an empty input (max, argmax, ...) over a
     varying axis of length 0 raises the host kernel's error, as unpadded."""
     from .launchers import EMPTY_OK
     if opdef.kind != "reduce" or opdef.attrs["reduce_kind"] in EMPTY_OK:
         return []
+    gen.not_traced("a reduction that fails on an empty padded axis (a run-time check)")
     return [f"if {n} == 0:",
             "    from tidal.runtime.scheduled.launchers import empty_reduction",
             f"    empty_reduction(_F{node.index}, {empty_shape}, {opdef.attrs['reduce_kind']!r})"]
@@ -269,22 +272,27 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
         mask = o.axis is not None and o.to is None
         if o.kind == "padded":
             p = gen.tmp("p")
-            pre.append(f"{p} = {name}.data[{gen.point_slot(plan, [gen.code(c, node) for c in edge.dep])}]")
+            slot = gen.point_slot(plan, [gen.code(c, node) for c in edge.dep])
+            if gen.traced:   # the values and the valid lengths of a padded store (traced.py)
+                pre.append(f"{p} = _padded_get({gen.key(name)}, {gen.key(name + '#n')}, {slot}, {o.axis})")
+            else:
+                pre.append(f"{p} = {name}.data[{slot}]")
             leaves += [f"{p}.arr", f"{p}.n"]
             specs.append(LazyOperand("padded", pad_axis=o.axis, mask=mask, identity=identity))
             if o.to is not None:
                 lengths.append(f"{p}.n")
             elif mask:
-                pre += _guard(node, opdef, f"{p}.n", f"{p}.arr.shape[:{o.axis}] + (0,) + {p}.arr.shape[{o.axis + 1}:]")
+                pre += _guard(gen, node, opdef, f"{p}.n", f"{p}.arr.shape[:{o.axis}] + (0,) + {p}.arr.shape[{o.axis + 1}:]")
             continue
         if plan.kind == "point":
-            leaves.append(f"_h2d({gen.host_read(node, edge, pre)})")
+            value = gen.host_read(node, edge, pre)
+            leaves.append(value if gen.traced else f"_h2d({value})")
             specs.append(LazyOperand("value"))
             continue
         src = gen.graph.nodes[edge.source]
         spec = LazyOperand("lazy", [], tuple(int(s) for s in src.result_shapes[edge.result]),
                            identity=identity, mask=mask)
-        leaves.append(f"{name}.buf")
+        leaves.append(gen.buf(name))
         tail, sizes = [], []
         for axis, c in enumerate(edge.dep):
             if c.kind != "slice":
@@ -302,28 +310,28 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
                 sizes.append(statics[-1])
                 continue
             n = gen.tmp("n")
-            pre.append(f"{n} = _max(0, {gen.code(c.stop, node)} - {a})")
+            pre.append(f"{n} = {'_tmax' if gen.traced else '_max'}(0, {gen.code(c.stop, node)} - {a})")
             spec.axes.append("shifted")
             leaves.append(start)
-            statics.append(f"_kbucket({n})")
+            statics.append(gen.bucket(n, size))
             tail.append(n)
             sizes.append("0")
             if o.to is not None:
                 lengths.append(n)
             elif mask:
                 shape = "(" + "".join(f"{x}, " for x in sizes + [str(d) for d in spec.shape]) + ")"
-                pre += _guard(node, opdef, n, shape)
+                pre += _guard(gen, node, opdef, n, shape)
         leaves += tail
         specs.append(spec)
     island_n = None
     if opdef.kind == "island":   # masks inside; the valid length is the scalar `_n`
         island_n = gen.tmp("n")
         pre.append(f"{island_n} = {gen.code(info.extent, node)}")
-        for n in lengths:
+        for n in lengths if not gen.traced else ():
             pre.append(f"if {n} != {island_n}: raise RuntimeError('padded lengths disagree: ' + "
                        f"str(({n}, {island_n})))")
         lengths = []
-        pre += _island_guards(opdef, info, island_n)
+        pre += _island_guards(gen, opdef, info, island_n)
         opdef = replace(opdef, fn=opdef.attrs["island_fn"](info.masks),
                         scalars=opdef.scalars + [("_n", info.extent)], attrs={**opdef.attrs, "masks": info.masks})
     code = {n_: gen.code(e, node) for n_, e in opdef.scalars}
@@ -331,7 +339,7 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
         code["_n"] = island_n
     if opdef.kind in SOURCES:   # the varying extent becomes the capacity, a static argument
         varying = f"shape{info.out_axis}"
-        code[varying] = f"_kbucket({code[varying]})"
+        code[varying] = gen.bucket(code[varying], dict(opdef.scalars)[varying])
         opdef = replace(opdef, scalars=[(n_, parse("0") if n_ == varying else e) for n_, e in opdef.scalars])
     leaves += [code[n_] for n_ in opdef.dynamic_scalars]
     statics += [code[n_] for n_ in opdef.static_scalars]
@@ -342,10 +350,16 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
         n_out = gen.tmp("n")
         size = parse(node.result_shapes[0][info.out_axis], dims=gen.graph.dims)
         lines.append(f"{pad}{n_out} = {gen.code(size, node)}")
-        for n in lengths:
+        for n in lengths if not gen.traced else ():
             lines.append(f"{pad}if {n} != {n_out}: raise RuntimeError("
                          f"'padded lengths disagree: ' + str(({n}, {n_out})))")
         gen.kernels[kname] = (opdef, specs, OutSpec(False))
+        if gen.traced:
+            slot = gen.point_slot(plan, list(node.domain))
+            lines.append(f"{pad}_r = {kname}({', '.join([static] + leaves)}); "
+                         + gen.point_set(out_name, slot, "_r") + "; "
+                         + gen.point_set(out_name + "#n", slot, n_out))
+            return
         lines.append(f"{pad}_C[0] += 1; {out_name}.data[{gen.point_slot(plan, list(node.domain))}] = "
                      f"_Padded({kname}({', '.join([static] + leaves)}), {n_out}, {info.out_axis})")
         return

@@ -93,7 +93,8 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str]] | None:
         elif opdef.kind == "output":
             gen.move(node, opdef, node.edges[0], f"_K{k}", pad, lines)
         elif k in gen.padded:
-            raise NotTraceable("a padded kernel")
+            from .padded import padded_call
+            padded_call(gen, node, opdef, gen.padded[k], f"_K{k}", pad, lines)
         elif not gen.jit_call(node, opdef, node.edges, f"_K{k}", pad, lines):
             raise NotTraceable(f"a host op ({opdef.kind})")
         lines.append("    return _B")
@@ -127,12 +128,19 @@ class DenseSlots(dict):
     `dense` (`[slots..., *shape]`) and is sliced out on first read; writes
     made afterwards are kept in `written` too (the next pack applies them)."""
 
-    def __init__(self, dense):
+    def __init__(self, dense, lengths=None, axis: int | None = None):
         super().__init__()
         self.dense = dense
         self.written: dict = {}
+        # a store of padded values (stores.Padded): their valid lengths, and the padded axis
+        self.lengths, self.axis = lengths, axis
 
     def __missing__(self, key):
+        if self.axis is not None:
+            from .stores import Padded
+            value = Padded(self.dense[key], int(self.lengths[key]), self.axis)
+            dict.__setitem__(self, key, value)
+            return value
         value = self.dense[key]
         if value is self.dense:      # a domain-less store: never hand out the buffer a loop donates
             value = value.copy()
@@ -144,6 +152,8 @@ class DenseSlots(dict):
         dict.__setitem__(self, key, value)
 
     def array(self, extents) -> np.ndarray:
+        if self.axis is not None:
+            raise TypeError("a padded store has no static shape")
         """The values at every point of `extents` (block axes), as NumPy."""
         out = np.array(self.dense)[tuple(slice(0, e) for e in extents)]
         for key, value in self.written.items():
@@ -164,19 +174,28 @@ def pack_buffers(stores: dict, keys: list[str]) -> dict:
         if key.startswith("_IX"):
             buffers[key] = stores["_IX"][int(key[3:])]
             continue
+        if key.endswith("#n"):
+            continue             # with its padded store, below
         store = stores[key]
         if isinstance(store, ArrayStore):
             buffers[key] = store.buf
             continue
         data = store.data
+        caps, shape, dtype = store.layout
         if isinstance(data, DenseSlots):
-            dense, entries = data.dense, data.written
+            dense, lengths, entries = data.dense, data.lengths, data.written
         else:
-            caps, shape, dtype = store.layout
             dense, entries = jax.device_put(np.zeros(tuple(caps) + tuple(shape), dtype=dtype)), data
+            lengths = jax.device_put(np.zeros(tuple(caps), dtype=np.int64))
+        padded = getattr(store, "padded_axis", None) is not None
         for slot, value in entries.items():
+            if padded:
+                lengths = _slot_writer(lengths, tuple(slot), np.int64(value.n))
+                value = value.arr
             dense = _slot_writer(dense, tuple(slot), value)
         buffers[key] = dense
+        if padded:
+            buffers[key + "#n"] = lengths
     # B is donated: no array may appear twice in the call (a point value kept
     # by reference in two stores, a domain-less store's dense array).
     seen: set[int] = set()
@@ -203,10 +222,13 @@ def unpack_buffers(stores: dict, buffers: dict) -> None:
     for key, value in buffers.items():
         if key.startswith("_IX"):
             stores["_IX"][int(key[3:])] = value
+        elif key.endswith("#n"):
+            continue
         elif isinstance(stores[key], ArrayStore):
             stores[key].buf = value
         else:
-            stores[key].data = DenseSlots(value)
+            axis = getattr(stores[key], "padded_axis", None)
+            stores[key].data = DenseSlots(value, buffers.get(key + "#n"), axis)
 
 
 # -- helpers of traced code (each also takes plain Python ints and bools) ------------------------
@@ -297,6 +319,18 @@ def _setp(buf, slot: tuple, value):
     return lax.dynamic_update_slice(buf, update, list(slot) + [0] * value.ndim)
 
 
+class _PaddedRead:
+    __slots__ = ("arr", "n")
+
+    def __init__(self, arr, n):
+        self.arr, self.n = arr, n
+
+
+def _padded_get(values, lengths, slot: tuple, axis: int):
+    """A padded point (`.arr`, `.n`) of a packed padded store."""
+    return _PaddedRead(_getp(values, slot), _getp(lengths, slot))
+
+
 def _branch(B: dict, conds: list, fns: list) -> dict:
     """The first branch whose condition holds, applied to B (lax.switch when
     the conditions are traced)."""
@@ -377,4 +411,4 @@ def loop_namespace() -> dict:
     """The names traced code uses, for the executable's namespace."""
     return {"_and": _and, "_or": _or, "_not": _not, "_sel": _sel, "_tmin": _tmin, "_tmax": _tmax,
             "_tremsi": _tremsi, "_tdivsi": _tdivsi, "_getp": _getp, "_setp": _setp, "_branch": _branch,
-            "_cond": _cond, "_pick": _pick, "_fori": _fori, "_jit_loop": _jit_loop}
+            "_cond": _cond, "_pick": _pick, "_padded_get": _padded_get, "_fori": _fori, "_jit_loop": _jit_loop}

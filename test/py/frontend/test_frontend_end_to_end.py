@@ -205,17 +205,11 @@ def test_random_draws_follow_the_documented_generator():
         p.output("u", u); p.output("z", z)
     out = p.compile().run(bounds={T: 3}, inputs={})
 
-    def draws(seed, fn):  # drawn in float64 and cast, or drawn in float32: both follow the contract
-        return [getattr(np.random.default_rng(seed), fn)(n, dtype=d).astype(np.float32)
-                for n in [3 if fn == "random" else 2] for d in (np.float64, np.float32)]
-
-    def matches(value, options):
-        return any(np.allclose(np.asarray(value, np.float32), o, rtol=1e-6) for o in options)
-
-    for k in range(3):
-        assert matches(out["u"][k], draws([0, k], "random"))
+    from tidal.runtime.counter_random import random_draw
+    for k in range(3):   # seeds in program order (0, 1, ...), drawn in float64 and cast
+        np.testing.assert_array_equal(out["u"][k], random_draw(np, "uniform", 0, (k,), (3,)).astype(np.float32))
         assert 0 <= np.min(out["u"][k]) and np.max(out["u"][k]) < 1
-    assert matches(out["z"], draws([1], "standard_normal"))
+    np.testing.assert_allclose(out["z"], random_draw(np, "normal", 1, (), (2,)).astype(np.float32), rtol=1e-6)
 
 
 def test_ops_agree_with_numpy():
