@@ -33,7 +33,7 @@ from .hostgen import HELPERS, host_source
 from .launchers import LauncherGen, store_name
 from ..run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
 from .opdecode import DTYPES, decode
-from .stores import ArrayStore, Padded, PointStore, kernel_bucket, make_store, unpad
+from .stores import ArrayStore, Padded, PointStore, bucket, kernel_bucket, make_store, unpad
 from .traced import DenseSlots
 
 __all__ = ["compile_sdg", "Executable", "USER_ERRORS"]
@@ -214,16 +214,19 @@ class Executable:
         _count(name)
         self._compile_counts[name] = self._compile_counts.get(name, 0) + 1
 
-    def _run_loop(self, n: int, jitted, keys: list, plain, free: tuple, bound_values: tuple) -> None:
+    def _run_loop(self, n: int, jitted, keys: list, plain, args: tuple, free: tuple,
+                  bound_values: tuple) -> None:
         """Runs traced loop `n` (traced.py) on the run's stores, or its plain
-        twin if its trace failed (once: then always). `bound_values`: those
-        of the bounds its trace reads (its jit key, with the buffers' shapes)."""
+        twin `plain(*free)` if its trace failed (once: then always). `args`:
+        its traced arguments (bounds of its loop structure, host values);
+        `bound_values`: the bounds its launchers read (its jit key, with the
+        buffers' shapes)."""
         if n in self.loop_fallbacks:
             return plain(*free)
         from .traced import pack_buffers, unpack_buffers
         buffers = pack_buffers(self.ns, keys)
         try:
-            buffers = jitted(bound_values, *free, buffers)
+            buffers = jitted(bound_values, *args, buffers)
         except Exception as e:   # noqa: BLE001 - a trace JAX refuses: the loop runs in Python
             if os.environ.get("TIDAL_XLA_LOOPS") == "strict":   # tests: a refused trace is a bug
                 raise
@@ -366,7 +369,9 @@ class Executable:
         for (k, r), plan, extents, shape, dtype in layouts:
             node = self.graph.nodes[k]
             store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
-            slots = [a.size if a.mode == "ring" else e for a, e in zip(plan.axes, extents)]
+            # slots of a packed point store (traced.py): block axes at the power of two, as
+            # array stores, so a loop compiles once per capacity, not per extent
+            slots = [a.size if a.mode == "ring" else bucket(e) for a, e in zip(plan.axes, extents)]
             if isinstance(store, PointStore) and shape is not None:   # packable (traced.py)
                 store.layout = (slots, shape, np.dtype(dtype))
             elif isinstance(store, PointStore) and k in self._gen.padded and r == 0 \

@@ -242,9 +242,12 @@ class _Gen:
         try:
             self.op(op, 1)       # the loop itself, traced: `_B = _fori(...)`
             body, free, keys = self.lines, self.free, sorted(self.keys)
-            # the bounds the trace reads: its jit key (the others change nothing in it)
-            used = sorted(self.bounds_used | {w for line in body for w in _WORD.findall(line)
-                                              if w in self.bounds})
+            # bounds the launchers read (kernel sizes...) are the jit key; those only
+            # the loop structure reads (trip counts, conditions) are traced arguments,
+            # so a new value of such a bound does not recompile the loop
+            static = sorted(self.bounds_used)
+            traced = sorted({w for line in body for w in _WORD.findall(line)
+                             if w in self.bounds} - self.bounds_used)
         finally:
             self.lines, self.tr = outer, False
         self.lines, traceable = [], self.traceable
@@ -255,15 +258,16 @@ class _Gen:
         finally:
             self.lines, self.traceable = outer, traceable
         params = ", ".join(free)
+        args = "".join(a + ", " for a in traced + free)
         self.extra.append("\n".join(
-            [f"def _loop{n}_fn(_bv{''.join(', ' + f for f in free)}, _B):",
+            [f"def _loop{n}_fn(_bv, {args}_B):",
              f"    _count_trace('_loop{n}')"] + body + ["    return _B",
              f"_J{n} = _jit_loop(_loop{n}_fn)",
              f"_KEYS{n} = {keys!r}",
              f"def _plain{n}({params}):"] + plain +
             [f"def _loop{n}({params}):",
-             f"    _run_loop({n}, _J{n}, _KEYS{n}, _plain{n}, ({params}{',' if free else ''}), "
-             f"({''.join(b + ', ' for b in used)}))"]) + "\n")
+             f"    _run_loop({n}, _J{n}, _KEYS{n}, _plain{n}, ({args}), ({params}{',' if free else ''}), "
+             f"({''.join(b + ', ' for b in static)}))"]) + "\n")
         self.lines.append(f"{'    ' * depth}_loop{n}({params})")
 
 

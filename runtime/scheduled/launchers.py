@@ -142,8 +142,8 @@ class LauncherGen:
             if not plan.static_shape:
                 self.not_traced("a point store of varying shape")
             value = self.point_get(name, self.point_slot(plan, [self.code(c, node) for c in comps]))
-            if edge.source in self.padded:
-                self.not_traced("a padded value")
+            if edge.source in self.padded and self.padded[edge.source].out_axis is not None:
+                self.not_traced("a padded value read on the host")
             padded = edge.source in self.padded and self.padded[edge.source].out_axis is not None
             return f"_unpad({value})" if padded else value
         self.not_traced("a host read of a slice or an array store")

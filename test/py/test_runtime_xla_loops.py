@@ -1,0 +1,124 @@
+"""Loops inside XLA (runtime/scheduled/traced.py): an `scf.for` whose body JAX
+can trace runs as one `lax.fori_loop`. Each test checks that the loop was
+taken (`xla_loops`, launches) and that the values equal a plain NumPy loop
+and the numpy backend; the fallback to the Python loop is tested by making
+a trace fail."""
+import numpy as np
+import pytest
+
+import tidal as td
+from tidal.runtime.counter_random import random_draw
+
+RNG = np.random.default_rng(7)
+
+
+def rnn(d=4):
+    with td.Program("rnn") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(d,), domain=(t,))
+        W = td.input("W", shape=(d, d))
+        h = td.recurrent(shape=(d,), domain=(t,))
+        h[0] = td.tanh(x[0] @ W)
+        h[t + 1] = td.tanh(h[t] @ W + x[t + 1])
+        p.output("h", h)
+    return p
+
+
+def rnn_numpy(x, W):
+    h = [np.tanh(x[0] @ W)]
+    for k in range(1, len(x)):
+        h.append(np.tanh(h[-1] @ W + x[k]))
+    return np.stack(h)
+
+
+def stats(exe):
+    return exe.compiled.stats()
+
+
+@pytest.mark.parametrize("T", [1, 2, 9])
+def test_an_rnn_runs_as_one_xla_loop(T):
+    p = rnn()
+    x, W = RNG.standard_normal((T, 4)).astype(np.float32), RNG.standard_normal((4, 4)).astype(np.float32) * 0.5
+    exe = p.compile(backend="jax")
+    out = exe.run(bounds={"T": T}, inputs={"x": x, "W": W})
+    np.testing.assert_allclose(out["h"], rnn_numpy(x, W), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["h"], p.compile(backend="numpy").run(bounds={"T": T}, inputs={"x": x, "W": W})["h"],
+                               rtol=1e-5, atol=1e-6)
+    s = stats(exe)
+    assert s["xla_loops"] >= 1 and s["loop_fallbacks"] == 0
+    if T == 9:   # a handful of launches before the loop, then one for all of it
+        assert s["launches"] <= 6
+
+
+def test_a_loop_compiles_once_for_every_bound_of_the_same_capacity():
+    p = rnn()
+    exe = p.compile(backend="jax")
+    W = np.eye(4, dtype=np.float32) * 0.5
+    counts = []
+    for T in (40, 50, 63, 64):      # capacities: every store rounds T up to 64
+        x = RNG.standard_normal((T, 4)).astype(np.float32)
+        np.testing.assert_allclose(exe.run(bounds={"T": T}, inputs={"x": x, "W": W})["h"], rnn_numpy(x, W),
+                                   rtol=1e-5, atol=1e-6)
+        counts.append(exe.compiled.compiles())
+    assert counts[1:] == counts[:1] * 3, counts
+
+
+def test_the_python_loop_gives_the_same_values():
+    p = rnn()
+    x, W = RNG.standard_normal((6, 4)).astype(np.float32), np.eye(4, dtype=np.float32)
+    from tidal.runtime.scheduled import compile_sdg
+    plain = compile_sdg(p.compile(backend="jax").module, xla_loops=False)
+    assert plain.stats()["xla_loops"] == 0
+    out = plain.run({"T": 6}, {"x": x, "W": W})
+    assert plain.stats()["launches"] >= 6      # one launch per step at least
+    np.testing.assert_allclose(out["h"], rnn_numpy(x, W), rtol=1e-5, atol=1e-6)
+
+
+def test_a_window_within_the_least_bucket_is_padded_inside_the_loop():
+    with td.Program("win") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(3,), domain=(t,))
+        w = td.exp(x[td.max(0, t - 4):t + 1]).sum(0)        # up to 5 rows: padded to the least bucket
+        p.output("w", w)
+    T = 11
+    x = RNG.standard_normal((T, 3)).astype(np.float32)
+    exe = p.compile(backend="jax")
+    out = exe.run(bounds={"T": T}, inputs={"x": x})
+    expected = np.stack([np.exp(x[max(0, k - 4):k + 1]).sum(0) for k in range(T)])
+    np.testing.assert_allclose(out["w"], expected, rtol=1e-5)
+    assert stats(exe)["xla_loops"] >= 1 and stats(exe)["launches"] <= 3
+
+
+def test_random_draws_inside_an_xla_loop_are_the_documented_ones():
+    with td.Program("walk") as p:
+        (t, T), = p.dims("t")
+        s = td.recurrent(shape=(2,), domain=(t,))
+        u = td.rand(2, domain=(t,), seed=5)
+        s[0] = u[0]
+        s[t + 1] = s[t] + u[t + 1]
+        p.output("s", s)
+    T = 8
+    exe = p.compile(backend="jax")
+    out = exe.run(bounds={"T": T})
+    draws = np.stack([random_draw(np, "uniform", 5, (k,), (2,)).astype(np.float32) for k in range(T)])
+    np.testing.assert_allclose(out["s"], np.cumsum(draws, 0), rtol=1e-6)
+    assert stats(exe)["xla_loops"] >= 1 and stats(exe)["host_ops"] == 0
+
+
+def test_a_loop_whose_trace_fails_runs_in_python(monkeypatch):
+    p = rnn()
+    x, W = RNG.standard_normal((5, 4)).astype(np.float32), np.eye(4, dtype=np.float32)
+    exe = p.compile(backend="jax")
+    ns = exe.compiled.ns
+
+    def refuse(*args, **kwargs):
+        raise TypeError("this loop cannot be traced")
+
+    monkeypatch.setitem(ns, "_fori", refuse)
+    monkeypatch.setenv("TIDAL_XLA_LOOPS", "strict")
+    with pytest.raises(TypeError, match="cannot be traced"):
+        exe.run(bounds={"T": 5}, inputs={"x": x, "W": W})
+    monkeypatch.setenv("TIDAL_XLA_LOOPS", "fallback")
+    out = exe.run(bounds={"T": 5}, inputs={"x": x, "W": W})
+    np.testing.assert_allclose(out["h"], rnn_numpy(x, W), rtol=1e-5, atol=1e-6)
+    assert stats(exe)["loop_fallbacks"] == 1 and "cannot be traced" in str(exe.compiled.loop_fallbacks)
