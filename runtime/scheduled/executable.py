@@ -30,7 +30,7 @@ from tidal.symbolic import compile_expr, evaluate, parse, slice_size
 from ..reference import load_graph
 from ..reference_graph import EvaluationError, format_point
 from .hostgen import HELPERS, host_source
-from .launchers import LauncherGen, store_name
+from .launchers import LauncherGen, static_bucket, store_name
 from ..run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
 from .opdecode import DTYPES, decode
 from .stores import ArrayStore, Padded, PointStore, bucket, kernel_bucket, make_store, unpad
@@ -379,6 +379,9 @@ class Executable:
                 # padded values, packed at the least kernel bucket (traced.py, LauncherGen.bucket)
                 axis = self._gen.padded[k].out_axis
                 padded_shape = self._padded_shape(node.result_shapes[r], axis, bounds)
+                cap = static_bucket(parse(node.result_shapes[r][axis], dims=self.graph.dims))
+                if padded_shape is not None and cap is not None:
+                    padded_shape = padded_shape[:axis] + (cap,) + padded_shape[axis + 1:]
                 if padded_shape is not None:
                     store.layout, store.padded_axis = (slots, padded_shape, np.dtype(dtype)), axis
             if node.name == "sdg.input":
@@ -407,11 +410,30 @@ class Executable:
         if self.index_checked:
             from .jax_backend import index_range_start
             self.ns["_IX"] = {k: index_range_start() for k in self.index_checked}
+        if self._gen.guards:
+            import jax.numpy as jnp
+            self.ns["_EG"] = {k: jnp.asarray(False) for k in self._gen.guards}
         program(*(bounds[b] for b in self.bound_names))
         self._check_index_ranges()
+        self._check_empty_guards()
         self.last_stores = stores
         self._store_bytes = sum(_store_bytes(s) for s in stores.values())
         return self._results(bounds, stores)
+
+    def _check_empty_guards(self) -> None:
+        """Raises the error of a reduction with no value on an empty input
+        (max, ...) that an XLA loop ran over an empty padded axis (a flag per
+        op, read once when the run ends)."""
+        for k, what in self._gen.guards.items():
+            if not bool(np.asarray(self.ns["_EG"][k])):
+                continue
+            node = self.graph.nodes[k]
+            if what[0] == "island":
+                location, op_name, kind = what[1:]
+            else:
+                location, op_name, kind = node.location, node.name, what[1]
+            raise EvaluationError(f"{location}: '{op_name}': KernelError: reduce {kind} over an empty dimension "
+                                  f"(at a point of the loop of '{node.name}' at {node.location})")
 
     def _check_index_ranges(self) -> None:
         """Raises the error a NumPy kernel would have raised if a jitted

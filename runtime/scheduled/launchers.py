@@ -64,6 +64,8 @@ class LauncherGen:
         # dict B of store buffers, for a loop run inside one XLA program.
         self.traced = False
         self.used: set[str] = set()               # traced mode: the keys of B a launcher uses
+        self.untraced: dict[int, str] = {}         # node -> why it cannot run inside an XLA loop
+        self.guards: dict[int, tuple] = {}         # traced empty-reduction checks (flags _EG<k>)
         from .jax_backend import mask_identity
         from .padded import plan_padded
         self.padded = plan_padded(graph, plans, opdefs, mask_identity) \
@@ -113,15 +115,23 @@ class LauncherGen:
 
     def bucket(self, n: str, size) -> str:
         """The capacity a point-varying size `n` (symbolic: `size`) is read at:
-        `_kbucket(n)`. Traced (an XLA loop needs it static), the constant
-        LEAST_KERNEL_BUCKET, which is `_kbucket(n)` at every point when `size`
-        provably never exceeds it (so both modes store the same shapes)."""
+        `_kbucket(n)`. Traced (an XLA loop needs it static), the least power of
+        two (at least LEAST_KERNEL_BUCKET) that `size` provably never exceeds
+        (`static_bucket`; a window of 256 keys: 256); a size with no such bound
+        (a causal prefix) cannot be traced."""
         if not self.traced:
             return f"_kbucket({n})"
-        from .stores import LEAST_KERNEL_BUCKET
-        if size is None or not provably_at_most(size, LEAST_KERNEL_BUCKET):
-            self.not_traced("a point-varying size that may exceed the least bucket")
-        return str(LEAST_KERNEL_BUCKET)
+        cap = static_bucket(size)
+        if cap is None:
+            self.not_traced("a point-varying size with no static bound")
+        return str(cap)
+
+    def guard(self, k: int, what: tuple, empty: str) -> list[str]:
+        """Traced: an empty-reduction check (`empty`: its condition) folded into
+        the flag `_EG<k>` of B, raised when the run ends (`what` says how)."""
+        self.guards[k] = what
+        flag = self.key(f"_EG{k}")
+        return [f"{flag} = {flag} | ({empty})"]
 
     def caps(self, name: str, axis: int) -> str:
         return f"{self.key(name)}.shape[{axis}]" if self.traced else f"{name}.caps[{axis}]"
@@ -344,7 +354,10 @@ class LauncherGen:
         padded = [n for n, varying in sizes if varying]
         if not padded:
             return []
-        self.not_traced("a reduction that fails on an empty padded axis (a run-time check)")
+        if self.traced:
+            shape = tuple(0 for _ in sizes) + tuple(spec.shape)
+            return self.guard(node.index, ("node", opdef.attrs["reduce_kind"], shape),
+                              " | ".join(f"({n} == 0)" for n in padded))
         shape = "(" + "".join(f"{n}, " for n, _ in sizes) + "".join(f"{d}, " for d in spec.shape) + ")"
         test = " or ".join(f"{n} == 0" for n in padded)
         return [f"if {test}:",
@@ -415,6 +428,20 @@ class LauncherGen:
                       f"        launch_error(_e, {node.location!r}, {node.name!r}, {tuple(node.domain)!r}, {point})",
                       "        raise"])
         return "\n".join(lines) + "\n"
+
+
+def static_bucket(size, limit: int = 1 << 16) -> int | None:
+    """The least power of two >= LEAST_KERNEL_BUCKET that the symbolic size
+    provably never exceeds (None: none up to `limit`)."""
+    from .stores import LEAST_KERNEL_BUCKET
+    if size is None:
+        return None
+    cap = LEAST_KERNEL_BUCKET
+    while cap <= limit:
+        if provably_at_most(size, cap):
+            return cap
+        cap *= 2
+    return None
 
 
 # Reductions with a value on an empty input (their identity); the others fail.

@@ -235,8 +235,11 @@ def _island_guards(gen, opdef: OpDef, info: PaddedNode, n: str) -> list[str]:
             out += [f"if {n} == 0:",
                     f"    from {__name__} import empty_island_reduction",
                     f"    empty_island_reduction({d.node.location!r}, {d.node.name!r}, {d.attrs['reduce_kind']!r})"]
-    if out:
-        gen.not_traced("a reduction that fails on an empty padded axis (a run-time check)")
+    if out and gen.traced:
+        d = next(defs[j] for j in sorted(info.masks)
+                 if defs[j].kind == "reduce" and defs[j].attrs["reduce_kind"] not in EMPTY_OK)
+        return gen.guard(opdef.node.index, ("island", d.node.location, d.node.name, d.attrs["reduce_kind"]),
+                         f"{n} == 0")
     return out
 
 
@@ -253,7 +256,8 @@ def _guard(gen, node: Node, opdef: OpDef, n: str, empty_shape: str) -> list[str]
     from .launchers import EMPTY_OK
     if opdef.kind != "reduce" or opdef.attrs["reduce_kind"] in EMPTY_OK:
         return []
-    gen.not_traced("a reduction that fails on an empty padded axis (a run-time check)")
+    if gen.traced:
+        return gen.guard(node.index, ("node", opdef.attrs["reduce_kind"], None), f"{n} == 0")
     return [f"if {n} == 0:",
             "    from tidal.runtime.scheduled.launchers import empty_reduction",
             f"    empty_reduction(_F{node.index}, {empty_shape}, {opdef.attrs['reduce_kind']!r})"]

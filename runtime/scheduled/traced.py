@@ -104,9 +104,10 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str]] | None:
         source = "\n".join(lines) + "\n"
         words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
         return source, set(gen.used), words & set(gen.graph.bounds)
-    except NotTraceable:
+    except NotTraceable as why:
         gen.kernels.clear()
         gen.kernels.update(kernels)
+        gen.untraced[k] = str(why)
         return None
     finally:
         gen.traced = False
@@ -136,9 +137,13 @@ class DenseSlots(dict):
         self.lengths, self.axis = lengths, axis
 
     def __missing__(self, key):
-        if self.axis is not None:
-            from .stores import Padded
-            value = Padded(self.dense[key], int(self.lengths[key]), self.axis)
+        if self.axis is not None:   # at the capacity the Python loop gives it (kernel_bucket(n))
+            from .stores import Padded, kernel_bucket
+            n = int(self.lengths[key])
+            arr = self.dense[key]
+            index = [slice(None)] * arr.ndim
+            index[self.axis] = slice(0, kernel_bucket(n))
+            value = Padded(arr[tuple(index)], n, self.axis)
             dict.__setitem__(self, key, value)
             return value
         value = self.dense[key]
@@ -171,8 +176,8 @@ def pack_buffers(stores: dict, keys: list[str]) -> dict:
     from .stores import ArrayStore
     buffers = {}
     for key in keys:
-        if key.startswith("_IX"):
-            buffers[key] = stores["_IX"][int(key[3:])]
+        if key.startswith(("_IX", "_EG")):
+            buffers[key] = stores[key[:3]][int(key[3:])]
             continue
         if key.endswith("#n"):
             continue             # with its padded store, below
@@ -189,9 +194,9 @@ def pack_buffers(stores: dict, keys: list[str]) -> dict:
             lengths = jax.device_put(np.zeros(tuple(caps), dtype=np.int64))
         padded = getattr(store, "padded_axis", None) is not None
         for slot, value in entries.items():
-            if padded:
+            if padded:   # a value of the Python loop: its capacity padded to the packed one
                 lengths = _slot_writer(lengths, tuple(slot), np.int64(value.n))
-                value = value.arr
+                value = _pad_to(value.arr, store.padded_axis, shape[store.padded_axis])
             dense = _slot_writer(dense, tuple(slot), value)
         buffers[key] = dense
         if padded:
@@ -209,6 +214,15 @@ def pack_buffers(stores: dict, keys: list[str]) -> dict:
 _WRITE = None
 
 
+def _pad_to(arr, axis: int, cap: int):
+    import jax.numpy as jnp
+    if arr.shape[axis] == cap:
+        return arr
+    widths = [(0, 0)] * arr.ndim
+    widths[axis] = (0, cap - arr.shape[axis])
+    return jnp.pad(arr, widths)
+
+
 def _slot_writer(dense, slot: tuple, value):
     global _WRITE
     if _WRITE is None:
@@ -220,8 +234,8 @@ def _slot_writer(dense, slot: tuple, value):
 def unpack_buffers(stores: dict, buffers: dict) -> None:
     from .stores import ArrayStore
     for key, value in buffers.items():
-        if key.startswith("_IX"):
-            stores["_IX"][int(key[3:])] = value
+        if key.startswith(("_IX", "_EG")):
+            stores[key[:3]][int(key[3:])] = value
         elif key.endswith("#n"):
             continue
         elif isinstance(stores[key], ArrayStore):

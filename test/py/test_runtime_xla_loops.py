@@ -122,3 +122,30 @@ def test_a_loop_whose_trace_fails_runs_in_python(monkeypatch):
     out = exe.run(bounds={"T": 5}, inputs={"x": x, "W": W})
     np.testing.assert_allclose(out["h"], rnn_numpy(x, W), rtol=1e-5, atol=1e-6)
     assert stats(exe)["loop_fallbacks"] == 1 and "cannot be traced" in str(exe.compiled.loop_fallbacks)
+
+
+def test_a_window_beyond_the_least_bucket_runs_at_its_static_capacity():
+    with td.Program("win40") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(2,), domain=(t,))
+        m = x[td.max(0, t - 39):t + 1].amax(0)        # up to 40 rows: capacity 64 in the loop
+        p.output("m", m)
+    T = 70
+    x = RNG.standard_normal((T, 2)).astype(np.float32)
+    exe = p.compile(backend="jax")
+    out = exe.run(bounds={"T": T}, inputs={"x": x})
+    np.testing.assert_array_equal(out["m"], np.stack([x[max(0, k - 39):k + 1].max(0) for k in range(T)]))
+    assert stats(exe)["xla_loops"] >= 1 and stats(exe)["launches"] <= 3
+
+
+def test_an_empty_max_inside_an_xla_loop_raises_when_the_run_ends():
+    with td.Program("empty") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(), domain=(t,))
+        p.output("m", x[td.max(0, t - 2):t].amax(0))   # empty at t = 0
+    x = np.arange(4, dtype=np.float32)
+    for backend in ("reference", "jax"):
+        with pytest.raises(Exception, match="empty"):
+            p.compile(backend=backend).run(bounds={"T": 4}, inputs={"x": x})
+    exe = p.compile(backend="jax")
+    assert stats(exe)["xla_loops"] >= 1
