@@ -412,7 +412,8 @@ class Executable:
             self.ns["_IX"] = {k: index_range_start() for k in self.index_checked}
         if self._gen.guards:
             import jax.numpy as jnp
-            self.ns["_EG"] = {k: jnp.asarray(False) for k in self._gen.guards}
+            self.ns["_EG"] = {k: jnp.zeros(1 + len(self.graph.nodes[k].domain), dtype=jnp.int64)
+                              for k in self._gen.guards}
         program(*(bounds[b] for b in self.bound_names))
         self._check_index_ranges()
         self._check_empty_guards()
@@ -424,16 +425,18 @@ class Executable:
         """Raises the error of a reduction with no value on an empty input
         (max, ...) that an XLA loop ran over an empty padded axis (a flag per
         op, read once when the run ends)."""
+        from types import SimpleNamespace
         for k, what in self._gen.guards.items():
-            if not bool(np.asarray(self.ns["_EG"][k])):
+            flag = [int(v) for v in np.asarray(self.ns["_EG"][k])]
+            if not flag[0]:
                 continue
             node = self.graph.nodes[k]
             if what[0] == "island":
                 location, op_name, kind = what[1:]
             else:
                 location, op_name, kind = node.location, node.name, what[1]
-            raise EvaluationError(f"{location}: '{op_name}': KernelError: reduce {kind} over an empty dimension "
-                                  f"(at a point of the loop of '{node.name}' at {node.location})")
+            where = SimpleNamespace(loc=location, op_name=op_name, steps=node.domain)
+            raise EvaluationError(f"KernelError: reduce {kind} over an empty dimension", where, tuple(flag[1:]))
 
     def _check_index_ranges(self) -> None:
         """Raises the error a NumPy kernel would have raised if a jitted

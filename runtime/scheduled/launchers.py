@@ -131,7 +131,8 @@ class LauncherGen:
         the flag `_EG<k>` of B, raised when the run ends (`what` says how)."""
         self.guards[k] = what
         flag = self.key(f"_EG{k}")
-        return [f"{flag} = {flag} | ({empty})"]
+        point = "(" + "".join(s + ", " for s in self.graph.nodes[k].domain) + ")"
+        return [f"{flag} = _empty_seen({flag}, {empty}, {point})"]
 
     def caps(self, name: str, axis: int) -> str:
         return f"{self.key(name)}.shape[{axis}]" if self.traced else f"{name}.caps[{axis}]"

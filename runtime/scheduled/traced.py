@@ -345,6 +345,13 @@ def _padded_get(values, lengths, slot: tuple, axis: int):
     return _PaddedRead(_getp(values, slot), _getp(lengths, slot))
 
 
+def _empty_seen(flag, empty, point: tuple):
+    """`flag` ([seen, *point], int64) keeps the first point where `empty` held."""
+    import jax.numpy as jnp
+    new = jnp.asarray([1, *point], dtype=flag.dtype)
+    return jnp.where((flag[0] == 0) & empty, new, flag)
+
+
 def _branch(B: dict, conds: list, fns: list) -> dict:
     """The first branch whose condition holds, applied to B (lax.switch when
     the conditions are traced)."""
@@ -425,4 +432,4 @@ def loop_namespace() -> dict:
     """The names traced code uses, for the executable's namespace."""
     return {"_and": _and, "_or": _or, "_not": _not, "_sel": _sel, "_tmin": _tmin, "_tmax": _tmax,
             "_tremsi": _tremsi, "_tdivsi": _tdivsi, "_getp": _getp, "_setp": _setp, "_branch": _branch,
-            "_cond": _cond, "_pick": _pick, "_padded_get": _padded_get, "_fori": _fori, "_jit_loop": _jit_loop}
+            "_cond": _cond, "_pick": _pick, "_padded_get": _padded_get, "_empty_seen": _empty_seen, "_fori": _fori, "_jit_loop": _jit_loop}
