@@ -398,6 +398,17 @@ class LauncherGen:
         lines += [pad + p for p in pre]
         self.host_write(node, 0, value, lines, pad)
 
+    def launch(self, node: Node, opdef: OpDef, pad: str, lines: list) -> None:
+        """An output's move, a padded kernel, a jitted kernel or a host op."""
+        k = node.index
+        if opdef.kind == "output":
+            self.move(node, opdef, node.edges[0], f"_K{k}", pad, lines)
+        elif k in self.padded:
+            from .padded import padded_call
+            padded_call(self, node, opdef, self.padded[k], f"_K{k}", pad, lines)
+        elif not self.jit_call(node, opdef, node.edges, f"_K{k}", pad, lines):
+            self.host_call(node, opdef, node.edges, pad, lines)
+
     def launcher(self, node: Node, opdef: OpDef) -> str:
         k = node.index
         steps = ", ".join(node.domain)
@@ -415,13 +426,8 @@ class LauncherGen:
                 self.move(node, opdef, edge, f"_K{k}_{b}", "        ", lines)
             lines.append("    else:")
             lines.append(f"        raise RuntimeError('no branch of {node.label} holds')")
-        elif opdef.kind == "output":
-            self.move(node, opdef, node.edges[0], f"_K{k}", pad, lines)
-        elif k in self.padded:
-            from .padded import padded_call
-            padded_call(self, node, opdef, self.padded[k], f"_K{k}", pad, lines)
-        elif not self.jit_call(node, opdef, node.edges, f"_K{k}", pad, lines):
-            self.host_call(node, opdef, node.edges, pad, lines)
+        else:
+            self.launch(node, opdef, pad, lines)
         point = "(" + "".join(s + ", " for s in node.domain) + ")"
         lines[2:] = (["    try:"] + ["    " + line for line in lines[2:]] +
                      ["    except Exception as _e:",

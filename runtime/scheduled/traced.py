@@ -90,13 +90,8 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str]] | None:
                     gen.move(node, opdef, edge, f"_K{k}_{b}", "        ", lines)
                 lines.append("        return _B")
             lines.append(f"    _B = _branch(_B, [{', '.join(conds)}], [{', '.join(fns)}])")
-        elif opdef.kind == "output":
-            gen.move(node, opdef, node.edges[0], f"_K{k}", pad, lines)
-        elif k in gen.padded:
-            from .padded import padded_call
-            padded_call(gen, node, opdef, gen.padded[k], f"_K{k}", pad, lines)
-        elif not gen.jit_call(node, opdef, node.edges, f"_K{k}", pad, lines):
-            raise NotTraceable(f"a host op ({opdef.kind})")
+        else:
+            gen.launch(node, opdef, pad, lines)   # a host op raises NotTraceable
         lines.append("    return _B")
         for name, entry in gen.kernels.items():
             if name in kernels and kernels[name] is not entry and repr(kernels[name][1:]) != repr(entry[1:]):
@@ -250,24 +245,23 @@ def _concrete(x) -> bool:
     return isinstance(x, (bool, int, np.bool_, np.integer))
 
 
+def _logic(xs: tuple, python, traced, start):
+    if all(_concrete(x) for x in xs):
+        return python(bool(x) for x in xs)
+    out = start
+    for x in xs:
+        out = traced(out, x)
+    return out
+
+
 def _and(*xs):
     import jax.numpy as jnp
-    if all(_concrete(x) for x in xs):
-        return all(bool(x) for x in xs)
-    out = True
-    for x in xs:
-        out = jnp.logical_and(out, x)
-    return out
+    return _logic(xs, all, jnp.logical_and, True)
 
 
 def _or(*xs):
     import jax.numpy as jnp
-    if all(_concrete(x) for x in xs):
-        return any(bool(x) for x in xs)
-    out = False
-    for x in xs:
-        out = jnp.logical_or(out, x)
-    return out
+    return _logic(xs, any, jnp.logical_or, False)
 
 
 def _not(x):
@@ -282,24 +276,23 @@ def _sel(c, a, b):
     return jnp.where(c, a, b)
 
 
-def _tmin(*xs):
-    import jax.numpy as jnp
+def _extreme(xs: tuple, python, traced):
     if all(_concrete(x) for x in xs):
-        return min(xs)
+        return python(xs)
     out = xs[0]
     for x in xs[1:]:
-        out = jnp.minimum(out, x)
+        out = traced(out, x)
     return out
+
+
+def _tmin(*xs):
+    import jax.numpy as jnp
+    return _extreme(xs, min, jnp.minimum)
 
 
 def _tmax(*xs):
     import jax.numpy as jnp
-    if all(_concrete(x) for x in xs):
-        return max(xs)
-    out = xs[0]
-    for x in xs[1:]:
-        out = jnp.maximum(out, x)
-    return out
+    return _extreme(xs, max, jnp.maximum)
 
 
 def _tremsi(a, b):
