@@ -52,11 +52,13 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
 
 def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = None,
                 options: ScheduleOptions | None = None, stages: CompileStages | None = None,
-                xla_loops: bool = True) -> "Executable":
+                xla_loops: bool | None = None) -> "Executable":
     """Compiles the `sdg.graph` (or `rt.program`) of `module` (an ir.Module or
     text; the caller's module is not modified). Raises `ScheduleError` for an
     unschedulable program. `xla_loops` (jax): run each loop whose body JAX can
-    trace as one `lax.fori_loop` (traced.py) instead of a Python loop. Each step is a named stage recorded in `stages`
+    trace as one `lax.fori_loop` (traced.py) instead of a Python loop; by
+    default on, off with TIDAL_XLA_LOOPS=off (=strict: a failed trace raises
+    instead of falling back to the Python loop). Each step is a named stage recorded in `stages`
     (tidal.passes.stages; `exe.stages`): sdg-schedule, schedule,
     sdg-lower-to-scf, storage, host."""
     if backend not in ("jax", "numpy"):
@@ -67,6 +69,8 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     root, graph_op = load_graph(module, graph)
     stages = stages if stages is not None else CompileStages()
     stages.allow(*USER_ERRORS)
+    if xla_loops is None:
+        xla_loops = os.environ.get("TIDAL_XLA_LOOPS") != "off"
     return Executable(root, graph_op, dict(udfs or {}), backend, options or ScheduleOptions(), stages,
                       xla_loops and backend == "jax")
 

@@ -399,18 +399,32 @@ def _cond(pred, then_fn, else_fn, B: dict) -> dict:
 
 
 def _fori(lb, ub, step, fn, B: dict, calls: int = 1) -> dict:
-    """`for c in range(lb, ub, step): B = fn(c, B)` as a `lax.fori_loop`
-    (unrolled UNROLL times when the trip count is known and the body makes at
-    most UNROLL_CALLS launches: unrolling multiplies its compile time)."""
-    import jax.numpy as jnp
+    """`for c in range(lb, ub, step): B = fn(c, B)` as a `lax.fori_loop`. A
+    body of at most UNROLL_CALLS launches is unrolled UNROLL times (less loop
+    overhead on XLA CPU; unrolling multiplies the body's compile time): by
+    `fori_loop(unroll=)` when the trip count is known, else as a loop over
+    groups of UNROLL steps and one over the rest."""
     from jax import lax
+    unroll = UNROLL if calls <= UNROLL_CALLS else 1
     if _concrete(lb) and _concrete(ub):
         n = len(range(lb, ub, step))
         if n == 0:
             return B
-    else:
-        n = jnp.maximum(0, (ub - lb + step - 1) // step)
-    return lax.fori_loop(0, n, lambda i, B: fn(lb + i * step, B), B, unroll=UNROLL if isinstance(n, int) and calls <= UNROLL_CALLS else 1)
+        return lax.fori_loop(0, n, lambda i, B: fn(lb + i * step, B), B, unroll=min(unroll, n))
+    import jax.numpy as jnp
+    n = jnp.maximum(0, (ub - lb + step - 1) // step)
+    if unroll == 1:
+        return lax.fori_loop(0, n, lambda i, B: fn(lb + i * step, B), B)
+
+    def group(j, B):
+        first = lb + j * (unroll * step)
+        for u in range(unroll):
+            B = fn(first + u * step, B)
+        return B
+
+    B = lax.fori_loop(0, n // unroll, group, B)
+    rest = lb + (n // unroll) * (unroll * step)
+    return lax.fori_loop(0, n % unroll, lambda i, B: fn(rest + i * step, B), B)
 
 
 def _jit_loop(fn):
