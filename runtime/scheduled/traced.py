@@ -362,8 +362,8 @@ def _branch(B: dict, conds: list, fns: list) -> dict:
             break
         live_conds.append(c)
         live_fns.append(f)
-    if not live_conds:
-        raise RuntimeError("no branch of a merge holds")
+    if not live_conds:   # as in _pick: a lax.cond branch that is traced, never run
+        return B
     if len(live_fns) == 1:
         return live_fns[0](B)
     index = jnp.argmax(jnp.stack([jnp.asarray(c, dtype=bool) for c in live_conds]))
@@ -383,8 +383,8 @@ def _pick(conds: list, values: list):
             live.append((True, v))
             break
         live.append((c, v))
-    if not live:
-        raise RuntimeError("no branch of a merge holds")
+    if not live:   # traced in a branch of lax.cond that never runs here (the schedule
+        return values[-1]   # runs only points where a branch holds): any value of the type
     out = live[-1][1]
     for c, v in reversed(live[:-1]):
         out = jnp.where(c, v, out)

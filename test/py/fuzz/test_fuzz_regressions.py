@@ -430,3 +430,42 @@ def test_f13_a_domainless_value_read_between_two_xla_loops_is_not_donated():
     for name in ("o0", "g0", "g1"):
         assert_all(outs, name, outs["reference"][name], rtol=1e-6)
     assert p.compile(backend="jax").compiled.stats()["xla_loops"] > 0
+
+
+def test_f14_a_merge_in_a_branch_that_never_runs_traces():
+    # fuzz seed 46 (as found, dead values included: they shape the schedule):
+    # inside an XLA loop, lax.cond traces both branches of an scf.if; a merge in
+    # the branch that never runs had no condition that holds at trace time, and
+    # tracing raised "no branch of a merge holds".
+    W12 = np.array([[-0.0, 0.52], [0.37, 0.36]], dtype=np.float32)
+    with td.Program("f14") as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        n0 = td.input("x0", shape=(), dtype="int64", domain=())
+        n1 = td.input("x1", shape=(2, 3), dtype="float32", domain=(i, t))
+        n2 = td.input("x2", shape=(2,), dtype="bool", domain=(i, t))
+        n3 = td.rand(3, domain=(i, t), dtype="float64", seed=1)
+        n4 = n2[td.max(0, i - 1), t]  # noqa: F841
+        n5 = n2[td.max(0, i - 1), t]
+        n6 = n1 @ n3
+        n7 = td.recurrent(shape=(2,), dtype="float32", domain=(i, t))
+        n7[i, 0] = n0.astype("float32")
+        n9 = n7[i, td.max(0, t - 1):t + 1]
+        n10 = n9.sum(0)  # noqa: F841
+        n11 = n6[i, t + 1]
+        n13 = n7 @ td.param("W12", W12)
+        n7[i, t + 1, (t + 1) % 3 == 0] = td.take(n2.astype("float32"), 0, -1)
+        n18 = td.cat([n5.astype("float64"), n11], 0).sum()
+        n7[i, t + 1] = td.sin(n13 + n18).astype("float32")
+        n22 = n7 @ n7
+        p.output("o0", n22)
+        p.output("o1", n0)
+        p.output("o2", n2)
+        g0, = td.grad(n22, [n1])
+        p.output("g0", g0)
+    inputs = {"x0": np.array(1, dtype=np.int64),
+              "x1": np.array([[[[-1.14, 0.014, -0.032], [-0.168, -0.221, -1.16]]]], dtype=np.float32),
+              "x2": np.array([[[False, True]]])}
+    outs = run_everywhere(p, {"I": 1, "T": 1}, inputs)
+    for name in ("o0", "g0"):
+        assert_all(outs, name, outs["reference"][name], rtol=1e-5, atol=1e-6)
+    assert p.compile(backend="jax").compiled.stats()["xla_loops"] > 0
