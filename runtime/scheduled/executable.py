@@ -316,14 +316,14 @@ class Executable:
             self._counts[3] += 1
 
     def _padded_shape(self, texts, axis: int, bounds: dict):
-        """The shape of a padded value at the least kernel bucket, or None if
-        another axis varies with the point."""
-        from .stores import LEAST_KERNEL_BUCKET
-        rest = [t for i, t in enumerate(texts) if i != axis]
-        shape = self._shape(rest, bounds)
-        if shape is None:
+        """The shape a padded value is packed at in an XLA loop: its varying
+        axis at the static capacity a traced kernel computes it at
+        (`static_bucket`), or None (no static bound: never traced)."""
+        cap = static_bucket(parse(texts[axis], dims=self.graph.dims))
+        shape = self._shape([t for i, t in enumerate(texts) if i != axis], bounds)
+        if cap is None or shape is None:
             return None
-        return shape[:axis] + (LEAST_KERNEL_BUCKET,) + shape[axis:]
+        return shape[:axis] + (cap,) + shape[axis:]
 
     def _layouts(self, bounds: dict) -> list:
         """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
@@ -380,12 +380,9 @@ class Executable:
                 store.layout = (slots, shape, np.dtype(dtype))
             elif isinstance(store, PointStore) and k in self._gen.padded and r == 0 \
                     and self._gen.padded[k].out_axis is not None:
-                # padded values, packed at the least kernel bucket (traced.py, LauncherGen.bucket)
+                # padded values, packed at their static capacity (traced.py, LauncherGen.bucket)
                 axis = self._gen.padded[k].out_axis
                 padded_shape = self._padded_shape(node.result_shapes[r], axis, bounds)
-                cap = static_bucket(parse(node.result_shapes[r][axis], dims=self.graph.dims))
-                if padded_shape is not None and cap is not None:
-                    padded_shape = padded_shape[:axis] + (cap,) + padded_shape[axis + 1:]
                 if padded_shape is not None:
                     store.layout, store.padded_axis = (slots, padded_shape, np.dtype(dtype)), axis
             if node.name == "sdg.input":

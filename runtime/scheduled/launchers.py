@@ -356,8 +356,7 @@ class LauncherGen:
         if not padded:
             return []
         if self.traced:
-            shape = tuple(0 for _ in sizes) + tuple(spec.shape)
-            return self.guard(node.index, ("node", opdef.attrs["reduce_kind"], shape),
+            return self.guard(node.index, ("node", opdef.attrs["reduce_kind"]),
                               " | ".join(f"({n} == 0)" for n in padded))
         shape = "(" + "".join(f"{n}, " for n, _ in sizes) + "".join(f"{d}, " for d in spec.shape) + ")"
         test = " or ".join(f"{n} == 0" for n in padded)

@@ -257,7 +257,7 @@ def _guard(gen, node: Node, opdef: OpDef, n: str, empty_shape: str) -> list[str]
     if opdef.kind != "reduce" or opdef.attrs["reduce_kind"] in EMPTY_OK:
         return []
     if gen.traced:
-        return gen.guard(node.index, ("node", opdef.attrs["reduce_kind"], None), f"{n} == 0")
+        return gen.guard(node.index, ("node", opdef.attrs["reduce_kind"]), f"{n} == 0")
     return [f"if {n} == 0:",
             "    from tidal.runtime.scheduled.launchers import empty_reduction",
             f"    empty_reduction(_F{node.index}, {empty_shape}, {opdef.attrs['reduce_kind']!r})"]
@@ -278,6 +278,11 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
             p = gen.tmp("p")
             slot = gen.point_slot(plan, [gen.code(c, node) for c in edge.dep])
             if gen.traced:   # the values and the valid lengths of a padded store (traced.py)
+                src = gen.graph.nodes[edge.source]
+                from .launchers import static_bucket
+                if static_bucket(parse(src.result_shapes[edge.result][gen.padded[edge.source].out_axis],
+                                       dims=gen.graph.dims)) is None:
+                    gen.not_traced("a padded value with no static capacity")
                 pre.append(f"{p} = _padded_get({gen.key(name)}, {gen.key(name + '#n')}, {slot}, {o.axis})")
             else:
                 pre.append(f"{p} = {name}.data[{slot}]")

@@ -102,6 +102,7 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str]] | None:
     except NotTraceable as why:
         gen.kernels.clear()
         gen.kernels.update(kernels)
+        gen.guards.pop(k, None)      # a check registered before the refusal: no loop sets it
         gen.untraced[k] = str(why)
         return None
     finally:

@@ -63,7 +63,7 @@ def test_a_loop_compiles_once_for_every_bound_of_the_same_capacity():
     assert counts[1:] == counts[:1] * 3, counts
 
 
-def test_the_python_loop_gives_the_same_values():
+def test_the_python_loop_gives_the_same_values(monkeypatch):
     p = rnn()
     x, W = RNG.standard_normal((6, 4)).astype(np.float32), np.eye(4, dtype=np.float32)
     from tidal.runtime.scheduled import compile_sdg
@@ -72,6 +72,10 @@ def test_the_python_loop_gives_the_same_values():
     out = plain.run({"T": 6}, {"x": x, "W": W})
     assert plain.stats()["launches"] >= 6      # one launch per step at least
     np.testing.assert_allclose(out["h"], rnn_numpy(x, W), rtol=1e-5, atol=1e-6)
+    monkeypatch.setenv("TIDAL_XLA_LOOPS", "off")     # the switch users have
+    assert compile_sdg(p.compile(backend="jax").module).stats()["xla_loops"] == 0
+    monkeypatch.setenv("TIDAL_XLA_LOOPS", "strict")
+    assert compile_sdg(p.compile(backend="jax").module).stats()["xla_loops"] >= 1
 
 
 def test_a_window_within_the_least_bucket_is_padded_inside_the_loop():
