@@ -23,6 +23,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
@@ -42,7 +44,8 @@ def measure(cfg: dict) -> dict:
     if cfg["workload"] == "decode":
         import llm_decode as L
 
-        conf = L.Config(layers=cfg["layers"], pattern="causal", window=256, **MODEL)
+        conf = L.Config(layers=cfg["layers"], pattern="causal", window=256,
+                        stacked=cfg.get("stacked", False), **MODEL)
         p, _ = L.build(conf, L.init_weights(conf, 0))
     else:
         import reinforce
@@ -53,23 +56,40 @@ def measure(cfg: dict) -> dict:
     start = time.perf_counter()
     exe = p.compile(passes=passes)
     compile_s = time.perf_counter() - start
-    return {"compile_s": compile_s, "trace_s": trace_s, "nodes": len(exe.compiled.graph.nodes),
-            "stages": _stage_seconds(exe)}
+    out = {"compile_s": compile_s, "trace_s": trace_s, "nodes": len(exe.compiled.graph.nodes),
+           "stages": _stage_seconds(exe)}
+    if cfg["workload"] == "decode" and cfg["passes"] == "default":
+        # the tokens of a short decode: the stacked and the unrolled program must agree
+        prompt = L.make_prompt(conf, 4, 1)
+        tokens = exe.run(bounds={"P": 4, "T": 20}, inputs={"prompt": prompt})["tokens"]
+        out["tokens"] = np.asarray(tokens).tolist()
+    return out
 
 
 CONFIGS = ([{"system": "tidal", "workload": "decode", "layers": n, "passes": "default"} for n in (2, 4, 8, 16, 32)]
+           + [{"system": "tidal", "workload": "decode", "layers": n, "passes": "default", "stacked": True}
+              for n in (2, 4, 8, 16, 32)]
            + [{"system": "tidal", "workload": "decode", "layers": n, "passes": "sdg-dce"} for n in (2, 4, 8, 16)]
            + [{"system": "tidal", "workload": "reinforce", "B": 64, "T": 200, "passes": "default"}])
 
 
+def _variant(r: dict) -> tuple:
+    return r["passes"], bool(r.get("stacked"))
+
+
 def report(rows: list[dict]) -> None:
-    base = {r["passes"]: r.get("compile_s") for r in rows if r.get("layers") == 4}
-    print("\nworkload   passes    layers  nodes  compile_s  ratio_vs_L4")
+    base = {_variant(r): r.get("compile_s") for r in rows if r.get("layers") == 4}
+    unrolled = {r["layers"]: r.get("tokens") for r in rows if r.get("layers") and not r.get("stacked")}
+    print("\nworkload   passes    stacked layers  nodes  compile_s  ratio_vs_L4  tokens_vs_unrolled")
     for r in rows:
-        b = base.get(r["passes"])
+        b = base.get(_variant(r))
         ratio = f"{r['compile_s'] / b:.2f}" if b and r.get("layers") and r.get("compile_s") else "-"
-        print(f"{r['workload']:<10} {r['passes']:<9} {str(r.get('layers', '-')):>6}  {str(r.get('nodes', '-')):>5}"
-              f"  {r.get('compile_s', float('nan')):9.2f}  {ratio:>11}")
+        same = "-"
+        if r.get("stacked") and r.get("tokens") is not None and unrolled.get(r["layers"]) is not None:
+            same = "identical" if r["tokens"] == unrolled[r["layers"]] else "DIFFERENT"
+        print(f"{r['workload']:<10} {r['passes']:<9} {str(bool(r.get('stacked'))):<7} "
+              f"{str(r.get('layers', '-')):>6}  {str(r.get('nodes', '-')):>5}"
+              f"  {r.get('compile_s', float('nan')):9.2f}  {ratio:>11}  {same}")
     four = [r for r in rows if r.get("layers") == 4 and r["passes"] == "default" and r.get("stages")]
     if four:
         print("\nstages of the 4-layer compile (s):")
@@ -78,5 +98,5 @@ def report(rows: list[dict]) -> None:
 
 
 if __name__ == "__main__":
-    main("compile_time", CONFIGS, measure, key=("workload", "layers", "passes"), metrics=["compile_s"],
+    main("compile_time", CONFIGS, measure, key=("workload", "layers", "passes", "stacked"), metrics=["compile_s"],
          timeout=1200, after=report)

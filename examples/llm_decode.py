@@ -48,6 +48,7 @@ class Config:
     rope_base: float = 10000.0
     tied: bool = False         # output projection = embedding.T
     eps: float = 1e-5
+    stacked: bool = False      # the layers as a temporal dim l (td.nn.Stack), not unrolled
 
 
 def weight_shapes(cfg: Config) -> dict[str, tuple]:
@@ -119,6 +120,8 @@ class Llama(td.nn.Module):
     def __init__(self, cfg: Config, t, weights: dict):
         self.embed = td.nn.Embedding(cfg.vocab, cfg.dim, weight=weights["embed.weight"], name="embed")
         self.layers = [Block(cfg, t, weights, f"layers.{i}.") for i in range(cfg.layers)]
+        if cfg.stacked:   # one traced block over a layer dim: the program's size is flat in depth
+            self.layers = td.nn.Stack(self.layers, name="layers")
         self.norm = td.nn.RMSNorm(cfg.dim, cfg.eps, weight=weights["norm.weight"], name="norm")
         if not cfg.tied:
             self.output = td.nn.Linear(cfg.dim, cfg.vocab, weight=weights["output.weight"], bias=False,
@@ -127,8 +130,11 @@ class Llama(td.nn.Module):
 
     def forward(self, tok):
         x = self.embed(tok)                         # (batch, dim)
-        for block in self.layers:
-            x = block(x)
+        if self.cfg.stacked:
+            x = self.layers(x)
+        else:
+            for block in self.layers:
+                x = block(x)
         x = self.norm(x)
         return self.output(x) if not self.cfg.tied else x @ self.embed.weight.T
 
@@ -241,6 +247,7 @@ def main(argv=None):
         ap.add_argument(f"--{name}", type=int, default=getattr(d, name))
     ap.add_argument("--rope", choices=td.nn.ROPE_CONVENTIONS, default=d.rope)
     ap.add_argument("--tied", action="store_true", help="output projection tied to the embedding")
+    ap.add_argument("--stacked", action="store_true", help="layers as a temporal dim (td.nn.Stack)")
     ap.add_argument("--backend", choices=("jax", "numpy", "reference"), default="jax")
     ap.add_argument("--sample", action="store_true", help="sample instead of greedy argmax")
     ap.add_argument("--temperature", type=float, default=1.0)
@@ -251,7 +258,8 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true", help="compare with the NumPy decode (greedy)")
     a = ap.parse_args(argv)
     cfg = Config(dim=a.dim, layers=a.layers, heads=a.heads, hidden=a.hidden, vocab=a.vocab, batch=a.batch,
-                 pattern=a.pattern, window=a.window, rope=a.rope, tied=a.tied)
+                 pattern=a.pattern, window=a.window, rope=a.rope, tied=a.tied,
+                 stacked=a.stacked)
     print("config:", asdict(cfg), f"prompt={a.prompt} generate={a.T} backend={a.backend}")
     weights = init_weights(cfg, a.seed)
     t0 = time.perf_counter()

@@ -76,7 +76,11 @@ def _int(op, name):
 
 def _dense(op) -> np.ndarray:
     attr = ir.DenseElementsAttr(op.attributes["value"])
-    return np.array(attr).reshape(tuple(attr.type.shape))
+    if isinstance(attr.type.element_type, ir.IntegerType) and attr.type.element_type.width == 1:
+        return np.array(attr).reshape(tuple(attr.type.shape))   # bit-packed bools: unpacked
+    # a read-only view of the attribute's storage (which the view keeps alive): weights are
+    # not copied once more
+    return np.asarray(attr).reshape(tuple(attr.type.shape))
 
 
 def _shape_scalars(graph: Graph, node: Node, result: int = 0) -> list[tuple[str, Expr]]:

@@ -73,7 +73,25 @@ def _sig(inputs, results) -> str:
     return f"({ins}) -> {out}"
 
 
-def _node(node: Node) -> str:
+# Arrays of more elements than this are not printed into the text that is parsed:
+# their op gets a zero splat there and the real DenseElementsAttr is set from the
+# NumPy buffer after parsing (printing and parsing 100 MB of weights as hex takes
+# seconds; building the attribute from the buffer, a copy). Bool arrays (bit
+# packed in MLIR) stay in the text.
+LARGE_ELEMENTS = 256
+
+
+def _value_text(arr: np.ndarray, large: list | None) -> str:
+    if large is None or arr.size <= LARGE_ELEMENTS or arr.dtype == np.bool_:
+        if large is not None:
+            large.append(None)
+        return dense(arr)
+    large.append(arr)
+    ty = "tensor<" + "".join(f"{n}x" for n in arr.shape) + dt.mlir_name(arr.dtype) + ">"
+    return f"dense<{'0.0' if arr.dtype.kind == 'f' else '0'}> : {ty}"
+
+
+def _node(node: Node, large: list | None = None) -> str:
     a, op, ins = node.attrs, node.op, node.inputs
     res = ", ".join(_name(x) for x in node.outputs)
     lhs = f"{res} = " if res else ""
@@ -84,14 +102,14 @@ def _node(node: Node) -> str:
     if op == "input":
         return f'{lhs}rt.input "{a["name"]}" {dom} : {rty}'
     if op == "param":
-        return f'{lhs}rt.param "{a["name"]}" {dense(a["value"])} {dom} : {rty}'
+        return f'{lhs}rt.param "{a["name"]}" {_value_text(a["value"], large)} {dom} : {rty}'
     if op == "recurrent":
         return f"{lhs}rt.recurrent {dom} : {rty}"
     if op == "index":
         idx = ", ".join(_e(c) for c in a["index"])
         return f"{lhs}rt.index {args}[{idx}] {dom} : {sig}"
     if op == "constant":
-        return f"{lhs}rt.constant {dense(a['value'])} {dom} : {rty}"
+        return f"{lhs}rt.constant {_value_text(a['value'], large)} {dom} : {rty}"
     if op == "full":
         return f"{lhs}rt.full {_float(a['value'])} {dom} : {rty}"
     if op == "iota":
@@ -140,8 +158,10 @@ def _output(out: Output) -> str:
     return f'rt.output "{out.name}" {_name(out.value)}{cond} : {tensor_type(out.value)}'
 
 
-def program_text(program: Any, locations: bool = True) -> str:
-    """The rt module text of a program (not yet parsed)."""
+def program_text(program: Any, locations: bool = True, large: list | None = None) -> str:
+    """The rt module text of a program (not yet parsed). With a list `large`,
+    arrays over LARGE_ELEMENTS elements are printed as zero splats and the list
+    gets, for each rt.param/rt.constant in order, its array (or None if printed)."""
     def loc(location) -> str:
         return f" {location.mlir()}" if locations else ""
 
@@ -149,7 +169,7 @@ def program_text(program: Any, locations: bool = True) -> str:
     lines = ["module {", f"  rt.program @{program.name} dims [{dims}] {{"]
     for st in program.statements:
         if isinstance(st, Node):
-            lines.append(f"    {_node(st)}{loc(st.loc)}")
+            lines.append(f"    {_node(st, large)}{loc(st.loc)}")
         elif isinstance(st, Case):
             lines.append(f"    {_case(st)}{loc(st.loc)}")
         else:
@@ -166,11 +186,14 @@ def build_module(program: Any, context: ir.Context | None = None) -> ir.Module:
     from .checks import check_program
 
     check_program(program)
-    text = program_text(program)
+    large: list = []
+    text = program_text(program, large=large)
     ctx = context if context is not None else make_context()
     try:
         with ctx:
             module = ir.Module.parse(text)
+            if any(arr is not None for arr in large):
+                _set_large_values(module, large)
             ok = module.operation.verify()
     except ir.MLIRError as e:
         raise TidalError(f"internal error: the traced rt module does not parse or verify: {e}",
@@ -179,6 +202,19 @@ def build_module(program: Any, context: ir.Context | None = None) -> ir.Module:
     if not ok:  # pragma: no cover - verify() raises MLIRError on failure
         raise TidalError("internal error: the traced rt module does not verify", location=program.loc)
     return module
+
+
+def _set_large_values(module: ir.Module, large: list) -> None:
+    """Gives the ops printed with placeholder splats their arrays (see LARGE_ELEMENTS)."""
+    ops = [op for op in module.body.operations[0].regions[0].blocks[0].operations
+           if op.operation.name in ("rt.param", "rt.constant")]
+    if len(ops) != len(large):  # pragma: no cover - the printer and this walk disagree
+        raise AssertionError(f"{len(ops)} rt.param/rt.constant ops parsed, {len(large)} printed")
+    for op, arr in zip(ops, large):
+        if arr is not None:
+            old = op.attributes["value"]
+            new = ir.DenseElementsAttr.get(np.ascontiguousarray(arr), type=old.type.element_type)
+            op.attributes["value"] = new
 
 
 def print_module(module: ir.Module, locations: bool = True) -> str:

@@ -67,6 +67,11 @@ def normalize_bounds(program: Any, bounds: Mapping | None) -> dict[str, int]:
             out[name] = check_bound(name, value)
         except ValueError as e:
             raise TidalError(str(e), f"e.g. {{{name}: 10}}") from None
+    for name, (value, where) in getattr(program, "fixed_bounds", {}).items():
+        if name in out and out[name] != value:
+            raise TidalError(f"bound {name} = {out[name]}, but {name} is fixed to {value} "
+                             f"(declared at {where})", f"leave {name} out of bounds= (or give {value})")
+        out[name] = value
     missing = [n for n in by_bound if n not in out]
     if missing:
         raise TidalError(f"no value for the bound{'s' if len(missing) > 1 else ''} {', '.join(missing)}",

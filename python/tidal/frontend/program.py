@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextvars
 from typing import Any, Callable, Iterable
 
+import numpy as np
+
 from tidal.symbolic import Dim, Expr, Symbol
 
 from .errors import SourceLocation, TidalError, user_location
@@ -58,6 +60,7 @@ class Program:
         self.name = name
         self.loc = user_location()
         self.dim_list: list[Dim] = []
+        self.fixed_bounds: dict[str, tuple[int, Any]] = {}   # bound name -> (value, where fixed)
         self.statements: list[Any] = []   # Node | Case | Output, in trace order
         self.nodes: list[Any] = []        # every Node, in trace order
         self.outputs: list[Output] = []
@@ -105,9 +108,36 @@ class Program:
             made.append(d)
         return tuple(made)
 
-    def dim(self, name: str, bound: str | None = None) -> Dim:
-        """Declares one dim: `t, T = p.dim("t")`."""
-        return self.dims(name if bound is None else (name, bound))[0]
+    def dim(self, name: str, bound: str | None = None, *, size: int | None = None) -> Dim:
+        """Declares one dim: `t, T = p.dim("t")`. With `size`, the bound is fixed
+        to that value (`l, L = p.dim("l", size=4)`, e.g. the layers of a
+        `td.nn.Stack`): runs need not give it and may not give another value."""
+        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))
+                                 or size < 1):
+            raise TidalError(f"the size of dimension {name!r} must be an int >= 1, got {size!r}",
+                             f'e.g. p.dim("{name}", size=4)')
+        d = self.dims(name if bound is None else (name, bound))[0]
+        if size is not None:
+            self.fixed_bounds[d.bound.name] = (int(size), user_location())
+        return d
+
+    def discard(self, nodes: Iterable[Any]) -> None:
+        """Drops nodes that nothing reads from the printed program (e.g. the
+        per-layer weights a `td.nn.Stack` replaced by stacked ones)."""
+        drop = {id(n) for n in nodes}
+        if not drop:
+            return
+        used: set[int] = set()
+        for st in self.statements:
+            for v in (st.inputs if hasattr(st, "inputs") else (getattr(st, "target", None), st.value)):
+                v = getattr(v, "tensor", v)        # a conditional view (x[cond]) as an output
+                if hasattr(v, "node"):
+                    used.add(id(v.node))
+        drop -= used
+        self.statements = [st for st in self.statements if id(st) not in drop]
+        for n in nodes:   # a dropped param's name is free again
+            if id(n) in drop and n.op in self._names and n.attrs.get("name") in self._names[n.op]:
+                del self._names[n.op][n.attrs["name"]]
 
     def order(self, d: Dim) -> int:
         return self.dim_list.index(d)

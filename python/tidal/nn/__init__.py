@@ -40,7 +40,8 @@ from __future__ import annotations
 from .attention import MultiHeadAttention, attend
 from .layers import MLP, ROPE_CONVENTIONS, Embedding, Linear, RMSNorm, RoPE
 from .module import Module, parameter
+from .stack import Stack
 from .weights import load_weights, save_weights
 
 __all__ = ["Module", "parameter", "Linear", "MLP", "Embedding", "RMSNorm", "RoPE", "ROPE_CONVENTIONS",
-           "MultiHeadAttention", "attend", "load_weights", "save_weights"]
+           "MultiHeadAttention", "attend", "Stack", "load_weights", "save_weights"]
