@@ -39,6 +39,7 @@ from tidal.symbolic import And, Not, SymbolicError, parse
 from tidal.symbolic.isl_bridge import dependence_map, domain_set, isl_name
 
 from .graph import Graph, GraphError, Node, components
+from .valid_elimination import invalid_by_elimination
 
 __all__ = ["Polyhedral", "coalesced", "statement_name", "NotConverged", "UnsupportedDependenceError", "BOX"]
 
@@ -227,11 +228,13 @@ class Polyhedral:
         branch that holds, at merges) reaches a point that fails by itself: one
         that reads outside its producer's domain or an invalid point of a node
         outside the component (`known`), or a merge point where no branch
-        holds. None if isl's transitive closure is not exact or the result is
-        not a fixpoint (never an approximation)."""
+        holds. Tried with isl's transitive closure of all the reads (exact
+        only), then by eliminating the statements one at a time
+        (valid_elimination.py); a result counts only if it is a fixpoint of the
+        rule (never an approximation). None if neither gives one."""
         mine = {n.index for n in nodes}
-        local = None      # points that fail by themselves
-        reads = None      # sink instance -> source instance, inside the component and the source's domain
+        local: dict[int, isl.Set] = {}            # points that fail by themselves
+        reads: dict[tuple[int, int], isl.Map] = {}  # (sink, source) -> read, inside the source's domain
         for node in nodes:
             k = node.index
             fails = self.full[k].subtract(self.full[k])
@@ -244,32 +247,52 @@ class Polyhedral:
                 source = self.full[edge.source] if edge.source in mine else known[edge.source]
                 fails = fails.union(read.intersect_range(source.complement()).domain())
                 if edge.source in mine:
-                    inside = isl.UnionMap.from_map(read.intersect_range(source))
-                    reads = inside if reads is None else reads.union(inside)
-            fails = isl.UnionSet.from_set(fails)
-            local = fails if local is None else local.union(fails)
-        invalid = local
-        if reads is not None:
-            before = self.ctx.get_max_operations()
+                    inside = read.intersect_range(source)
+                    key = (k, edge.source)
+                    reads[key] = inside if key not in reads else reads[key].union(inside)
+            local[k] = fails.coalesce()
+        for solve in (self._invalid_by_closure, self._invalid_by_elimination):
+            invalid = self._bounded(lambda: solve(nodes, local, reads))
+            if invalid is None:
+                continue
+            valid = dict(known)
+            valid.update({k: self.full[k].subtract(invalid[k]).coalesce() for k in mine})
+            if all(not node.edges or self._valid_of(node, valid).is_equal(valid[node.index])
+                   for node in nodes):
+                return {k: valid[k] for k in mine}
+        return None
+
+    def _bounded(self, solve):
+        """solve() with isl's operations bounded (a fallback: give up rather than hang)."""
+        before = self.ctx.get_max_operations()
+        self.ctx.reset_operations()
+        self.ctx.set_max_operations(CLOSURE_OPERATIONS)
+        try:
+            return solve()
+        except isl.Error:
+            return None
+        finally:
+            self.ctx.set_max_operations(before)
             self.ctx.reset_operations()
-            self.ctx.set_max_operations(CLOSURE_OPERATIONS)   # a fallback: give up rather than hang
-            try:
-                closure, exact = reads.transitive_closure()
-            except isl.Error:
-                return None
-            finally:
-                self.ctx.set_max_operations(before)
-                self.ctx.reset_operations()
+
+    def _invalid_by_closure(self, nodes: list, local: dict, reads: dict) -> dict[int, isl.Set] | None:
+        invalid = None
+        for fails in local.values():
+            fails = isl.UnionSet.from_set(fails)
+            invalid = fails if invalid is None else invalid.union(fails)
+        if reads:
+            union = None
+            for m in reads.values():
+                m = isl.UnionMap.from_map(m)
+                union = m if union is None else union.union(m)
+            closure, exact = union.transitive_closure()
             if not exact:
                 return None
-            invalid = invalid.union(closure.intersect_range(local).domain())
-        valid = dict(known)
-        valid.update({n.index: self.full[n.index].subtract(invalid.extract_set(self.full[n.index].get_space()))
-                      .coalesce() for n in nodes})
-        for node in nodes:
-            if node.edges and not self._valid_of(node, valid).is_equal(valid[node.index]):
-                return None
-        return {k: valid[k] for k in mine}
+            invalid = invalid.union(closure.intersect_range(invalid).domain())
+        return {n.index: invalid.extract_set(self.full[n.index].get_space()) for n in nodes}
+
+    def _invalid_by_elimination(self, nodes: list, local: dict, reads: dict) -> dict[int, isl.Set]:
+        return invalid_by_elimination([n.index for n in nodes], self.full, local, reads)
 
     # -- dependences --------------------------------------------------------------------
     def validity(self, valid: dict) -> list[tuple[int, int, isl.Map]]:

@@ -173,6 +173,48 @@ def test_valid_domains_skip_points_no_one_can_compute():
     assert str(sched.domains[1]).endswith("{ S1[] : T >= 2 }")         # 0-dimensional, needed by d at t >= 1
 
 
+def test_valid_domains_of_a_modular_backward_recurrence_computable_only_for_some_bounds():
+    """F12's core: s[T - 1] reads x at i = 1 (so nothing is computable when I < 2),
+    s[t] = s[t + 1] where t % 3 == 0, else s[t + 1] + 1. The closure of the whole
+    read relation exhausts isl's budget; eliminating statements one at a time
+    gives every point, exactly when I >= 2."""
+    S, L = "!tidal.tensor<[], f32>", "!tidal.tensor<[], i64>"
+    text = f"""
+sdg.graph @g dims [i < I, t < T] {{
+  %x = sdg.input "x" domain [i, t] : {S}
+  %both = sdg.binary add %x[0, t], %x[1, t] domain [t] : ({S}, {S}) -> {S}
+  %s = sdg.merge %b[] if <t eq T - 1>, %s[t + 1] if <t mod 3 eq 0>, %n[t] if <true> domain [t] : ({L}, {L}, {L}) -> {L}
+  %b = sdg.cast %both[T - 1] domain [] : ({S}) -> {L}
+  %one = sdg.constant dense<1> : tensor<i64> domain [] : {L}
+  %n = sdg.binary add %s[t + 1], %one[] domain [t] : ({L}, {L}) -> {L}
+  sdg.output "s" %s[t] domain [t] : {L}
+}}"""
+    sched = schedule_graph(graph_of(text))
+    for k in (1, 2, 3, 5):
+        assert "I >= 2" in str(sched.domains[k]), sched.domains[k]
+    assert "0 <= t < T" in str(sched.domains[2]) and "0 <= t <= -2 + T" in str(sched.domains[5])
+
+
+def test_elimination_equals_the_worklist_fixpoint_on_a_chain():
+    """invalid_by_elimination on a 3-statement cycle A[t] -> B[t] -> C[t] -> A[t + 1]
+    where C fails at t = 5: every point at or before 5 is invalid (they reach it)."""
+    import islpy as isl
+    from tidal.lowering.valid_elimination import invalid_by_elimination
+
+    ctx = isl.Context()
+    full = {k: isl.Set.read_from_str(ctx, f"[T] -> {{ S{k}[t] : 0 <= t < T }}") for k in range(3)}
+    local = {k: full[k].subtract(full[k]) for k in range(3)}
+    local[2] = isl.Set.read_from_str(ctx, "[T] -> { S2[t] : t = 5 and T > 5 }")
+    reads = {(0, 1): "S0[t] -> S1[t]", (1, 2): "S1[t] -> S2[t]", (2, 0): "S2[t] -> S0[t + 1]"}
+    reads = {k: isl.Map.read_from_str(ctx, f"[T] -> {{ {m} : 0 <= t < T{' - 1' if k == (2, 0) else ''} }}")
+             for k, m in reads.items()}
+    for order in ([0, 1, 2], [2, 1, 0]):
+        invalid = invalid_by_elimination(order, full, local, reads)
+        for k in range(3):
+            want = isl.Set.read_from_str(ctx, f"[T] -> {{ S{k}[t] : 0 <= t <= 5 and T > 5 }}")
+            assert invalid[k].is_equal(want), (k, invalid[k])
+
+
 def test_merge_conditions_restrict_dependences():
     text = f"""
 sdg.graph @g dims [t < T] {{

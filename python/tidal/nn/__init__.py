@@ -26,6 +26,11 @@ Modules: `Linear`, `MLP`, `Embedding`, `RMSNorm`, `RoPE` (rotate-half or
 interleaved pairs), `MultiHeadAttention` (causal `0:t + 1`, window
 `max(0, t - w + 1):t + 1` or full `0:T` over a temporal dim).
 
+`Stack(blocks)` runs a list of identical blocks as a temporal layer dim
+`l < L` (bound fixed to L): their weights stacked along a leading axis and read
+as `W[l]`, the first block traced once, so the program's size does not depend
+on the depth (see tidal.nn.stack).
+
 Given weights instead of random ones: `Linear(d_in, d_out, weight=W, bias=b)`
 (W is (d_in, d_out): `x @ W`), `Embedding(n, d, weight=E)`,
 `RMSNorm(d, weight=g)`, `MultiHeadAttention(d, h, dim=t, wq=.., wk=.., wv=..,

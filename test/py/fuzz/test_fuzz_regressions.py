@@ -334,10 +334,42 @@ def test_f11_a_fused_program_computes_no_point_the_unfused_one_does_not():
                                        np.asarray(outs["reference"][name], dtype=np.float64), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=ScheduleError,
-                   reason="F12 (seed 42, program 3,133): the scheduled backends' valid-domain "
-                   "fixpoint does not converge (ScheduleError at compile time) on a program the reference "
-                   "runs; not caused by fusion (also without sdg-fuse); cause not found")
+def _f12_minimal():
+    # the core of F12: a backward recurrence with a modular case whose base case
+    # reads x0 at i = 1, so every point of it is computable only when I >= 2
+    with td.Program("f12_minimal") as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        x0 = td.input("x0", shape=(), dtype="float32", domain=(i, t))
+        both = x0[0, t] + x0[1, t]                      # domain (t,)
+        s = td.recurrent(shape=(), dtype="int64", domain=(t,))
+        s[T - 1] = both[T - 1].astype("int64")
+        after = s[t + 1]
+        s[t, t % 3 == 0] = after
+        s[t] = after + 1
+        p.output("s", s)
+    return p
+
+
+def test_f12_minimal_a_computable_only_for_some_bounds_backward_recurrence():
+    # F12 (seed 42, program 3,133): the whole read relation's transitive closure
+    # (two statements, t % 3 branches, the parameter I) ran out of isl's budget and
+    # the valid domains did not converge: a ScheduleError at compile time. Now the
+    # component's statements are eliminated one at a time (lowering/valid_elimination.py).
+    p = _f12_minimal()
+    x0 = np.array([[1.7, -2.2, 3.9, 0.4, 5.5], [2.1, 0.3, -1.2, 4.4, 3.0]], dtype=np.float32)
+    for T in (1, 3, 5):
+        want, v = [], int(np.float32(x0[0, T - 1]) + np.float32(x0[1, T - 1]))
+        for t in range(T - 1, -1, -1):
+            if t < T - 1:
+                v = v if t % 3 == 0 else v + 1
+            want.append(v)
+        outs = run_everywhere(p, {"I": 2, "T": T}, {"x0": x0[:, :T]})
+        assert_all(outs, "s", np.array(want[::-1]))
+    for b in BACKENDS:   # I = 1: no point of s is computable, and the output needs them
+        with pytest.raises(RuntimeError, match=r"(input \"x0\"|sdg.input).* i = 1.*but I = 1"):
+            p.compile(backend=b).run(bounds={"I": 1, "T": 4}, inputs={"x0": x0[:1, :4]})
+
+
 def test_f12_a_backward_recurrence_with_a_modular_case_and_a_halved_read_compiles():
     with td.Program("f12") as p:
         (i, I), (t, T) = p.dims("i", "t")
@@ -402,7 +434,13 @@ def test_f12_a_backward_recurrence_with_a_modular_case_and_a_halved_read_compile
         n31[t] = n48
         p.output("o0", n31)
         p.output("o1", n30)
-    p.compile(backend="numpy")
+    rng = np.random.default_rng(12)
+    for I, T in ((2, 1), (2, 4), (3, 7)):
+        inputs = {"x0": rng.standard_normal((I, T)).astype(np.float32),
+                  "x1": rng.integers(-3, 4, (I, T)).astype(np.int32)}
+        outs = run_everywhere(p, {"I": I, "T": T}, inputs)
+        for name in ("o0", "o1"):
+            assert_all(outs, name, np.asarray(outs["reference"][name]), rtol=1e-6)
 
 
 def test_f13_a_domainless_value_read_between_two_xla_loops_is_not_donated():
