@@ -147,8 +147,14 @@ def _reduce(node, y, g, needed):
     if kind == "sum":
         return [S.expand(ge, *x.shape)]
     ye = _keep(y, dims, keepdim)
-    if kind == "prod":
-        return [S.expand(ge * ye, *x.shape) / x]
+    if kind == "prod":   # the product of the others, without dividing by a zero
+        zero = E.eq(x, 0.0)
+        safe = E.where(zero, 1.0, x)
+        zeros = E.astype(zero, x.dtype).sum(dims, keepdim=True)
+        nonzero = safe.prod(dims, keepdim=True)           # the product of the non-zero elements
+        others = E.where(E.eq(zeros, 0.0), nonzero / safe,
+                         E.where(E.logical_and(E.eq(zeros, 1.0), zero), nonzero, 0.0))
+        return [S.expand(ge, *x.shape) * others]
     if kind in ("max", "min"):
         mask = E.astype(E.eq(x, ye), x.dtype)
         count = mask.sum(dims, keepdim=True)

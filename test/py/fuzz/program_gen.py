@@ -385,6 +385,15 @@ def programs(draw, max_steps: int = 10):
             names[i] = f"o{len(names)}"
             desc.stmts.append(("output", names[i], i, None))
     temporal = [i for i in made if desc.nodes[i].domain]
+    floats = [i for i in temporal if desc.nodes[i].kind == "f"]
+    if floats and "whole_range" not in EXCLUDE and g.chance(0.3):
+        # a derived value read only over all of one dim (a gradient's sum over t):
+        # what sdg-vectorize turns into one batched op
+        i = g.pick(floats)
+        v = g.unary(g.pick(FLOAT_UNARY), i)
+        d = g.pick(desc.nodes[v].domain)
+        r = g.treduce(g.index(v, [("full", 1) if x == d else ("id",) for x in desc.nodes[v].domain]))
+        desc.stmts.append(("output", "ow", r, None))
     if temporal and "cond_output" not in EXCLUDE and g.chance(0.2):
         i = g.pick(temporal)
         d = g.pick(desc.nodes[i].domain)
@@ -450,6 +459,8 @@ def features(desc: Desc) -> set:
             f.add("cond_def" if desc.nodes[s[1]].attrs["style"] == "cond" else "rec_cond_reset")
         if s[0] == "output" and s[3] is not None:
             f.add("cond_output")
+        if s[0] == "output" and s[1] == "ow":
+            f.add("whole_range")
         if s[0] == "grad":
             f.add("grad")
     idx = [n for n in desc.nodes if n.op == "index" and all(c[0] in ("const", "last", "id") for c in n.attrs["comps"])]

@@ -507,3 +507,31 @@ def test_f14_a_merge_in_a_branch_that_never_runs_traces():
     for name in ("o0", "g0"):
         assert_all(outs, name, outs["reference"][name], rtol=1e-5, atol=1e-6)
     assert p.compile(backend="jax").compiled.stats()["xla_loops"] > 0
+
+
+@pytest.mark.parametrize("zeros", [[], [(1, 0)], [(1, 0), (2, 0)], [(1, 0), (1, 1), (3, 2)]])
+def test_f15_gradient_of_a_product_with_zero_factors_is_not_nan(zeros):
+    # fuzz seed 48 (program ~1,080): d prod(x) / d x_j was prod(x) / x_j, NaN where
+    # x_j = 0 (a bool cast to float in the fuzz program). Now the product of the others
+    # (zero-safe: the non-zero product, where exactly one factor is zero, else 0).
+    import jax
+    import jax.numpy as jnp
+
+    with td.Program("f15") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(3,), domain=(t,))
+        y = x[0:t + 1].prod(0)                         # running product over the prefix
+        z = x[0:T].prod((0, 1))                       # one product over both axes
+        g, = td.grad(y[0:T].sum() + z, [x])
+        p.output("g", g)
+    xv = np.random.default_rng(15).uniform(0.5, 1.5, (4, 3)).astype(np.float32)
+    for r, c in zeros:
+        xv[r, c] = 0.0
+
+    def f(x):
+        return jnp.cumprod(x, 0).sum() + jnp.prod(x)
+
+    with jax.enable_x64(True):
+        want = np.asarray(jax.grad(f)(jnp.asarray(xv, jnp.float64)))
+    outs = run_everywhere(p, {"T": 4}, {"x": xv})
+    assert_all(outs, "g", want, rtol=1e-5, atol=1e-5)

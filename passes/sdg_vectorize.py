@@ -1,0 +1,345 @@
+"""sdg-vectorize: compute ops over a temporal dim for all its points at once
+(temporal -> spatial, TEMPO section 5.1).
+
+An op over a domain with a dim d (say t < T) runs once per point of t. When
+nothing needs it before all its points are done, the T runs can be one run
+over a leading spatial axis of size T: the op leaves d's domain and its
+result gets the shape (T, ...). That is what makes a learner's backward pass
+over an episode one batched computation after the episode instead of T small
+ones inside the episode's loop.
+
+The pass vectorizes the largest set of ops over d such that, for every op in
+the set:
+
+* its kind has a batched form (elementwise ops, casts, reductions, scans,
+  matmuls, permutes, reshapes, expands, (un)squeezes, flips, slices, takes at
+  an index that does not use d, concats and pads);
+* it is not on a cycle (a recurrence over d cannot be run for all points at
+  once: its points depend on each other);
+* it reads every operand at d's identity (`x[i, t]`) or from a producer
+  without d, and no shape it reads or makes varies with d;
+* every op outside the set that reads it reads all of d at once (`v[i, 0:T]`,
+  typically the sum over t of a gradient). So each reader outside waited for
+  every point anyway: the batched op runs when its last operand point is
+  ready, which delays nothing that reads it (the cost model of this pass).
+
+Operands from outside the set that vary with d are read as whole blocks
+(`x[i, 0:T]`); operands without d are unchanged (they broadcast against the
+leading axis). The readers outside read the vectorized value at their other
+components (`v'[i]`). Refused (left as they are): merges (cases of
+recurrences), islands, UDFs, random draws, sources, outputs, index_select,
+gather, scatter_add, argsort, and matmuls whose batched form would contract
+the wrong axes (a batched vector on the right).
+
+Before (the gradient of a weight used at every step, w over i, h and g over (i, t)):
+
+    %o = sdg.matmul %hT[i, t], %g[i, t] domain [i, t] : (...[4, 64]..., ...[64, 2]...) -> [4, 2]
+    %s = sdg.reduce sum [0] %o[i, 0:T] domain [i] : (...[4, 2]...) -> [4, 2]
+
+After `sdg-vectorize`:
+
+    %o = sdg.matmul %hT[i, 0:T], %g[i, 0:T] domain [i] : (...[4, 64]..., ...[64, 2]...) -> [T, 4, 2]
+    %s = sdg.reduce sum [0] %o[i] domain [i] : (...[T, 4, 2]...) -> [4, 2]
+
+Option `dims`: the steps to vectorize, comma-separated (default: every step
+of each graph, innermost first).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mlir import ir
+
+from tidal.dialects import ops_named
+from tidal.dialects.attrs import index_attr, index_components, is_tensor_type, tensor_element_type, \
+    tensor_shape, tensor_type
+from tidal.symbolic import Const, SymbolicError, parse, simplify
+
+from .base import ModulePass, PassFailure, option
+from .sdg_fuse import _read_type
+from .sccs import strongly_connected
+
+__all__ = ["SdgVectorize"]
+
+ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
+# ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis)
+AXIS_OPS = {"sdg.scan", "sdg.squeeze", "sdg.unsqueeze", "sdg.flip", "sdg.slice", "sdg.take", "sdg.concat",
+            "sdg.pad"}
+VECTORIZABLE = ELEMENTWISE | AXIS_OPS | {"sdg.reduce", "sdg.matmul", "sdg.permute", "sdg.reshape",
+                                         "sdg.expand"}
+
+
+def _deps(o: ir.Operation) -> list[list[str]]:
+    if "deps" in o.attributes:
+        return [index_components(a) for a in ir.ArrayAttr(o.attributes["deps"])]
+    return [[] for _ in o.operands]
+
+
+def _mentions(text: str, step: str) -> bool:
+    try:
+        if ":" in text:
+            return any(step in {s.name for s in parse(part).free_symbols}
+                       for part in text.split(":") if part.strip())
+        return step in {s.name for s in parse(text).free_symbols}
+    except SymbolicError:
+        return True
+
+
+def _shift(component: str, step: str) -> int | None:
+    """c for a component `step + c` (c <= 0), else None."""
+    if ":" in component:
+        return None
+    try:
+        delta = simplify(parse(component) - parse(step))
+    except SymbolicError:
+        return None
+    return int(delta.value) if isinstance(delta, Const) and int(delta.value) <= 0 else None
+
+
+def _read_rank(o: ir.Operation, i: int) -> int:
+    """The rank of operand i as the op reads it (one leading axis per slice component)."""
+    return len(tensor_shape(_read_type(o.operands[i], tuple(_deps(o)[i]))))
+
+
+class _View:
+    """The ops of one graph block: domains, reads (producer index, components), readers."""
+
+    def __init__(self, graph: ir.Operation):
+        self.steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
+        self.bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["bounds"])]
+        self.ops = [o.operation for o in graph.regions[0].blocks[0].operations]
+        where = {}
+        for k, o in enumerate(self.ops):
+            for value in o.results:
+                where[value] = k
+        self.domain = [tuple(index_components(o.attributes["domain"])) if "domain" in o.attributes else ()
+                       for o in self.ops]
+        self.reads = [[(where.get(v), d) for v, d in zip(o.operands, _deps(o))] for o in self.ops]
+        self.readers: list[list[tuple[int, int]]] = [[] for _ in self.ops]
+        for k, reads in enumerate(self.reads):
+            for i, (src, _) in enumerate(reads):
+                if src is not None:
+                    self.readers[src].append((k, i))
+
+
+class _Plan:
+    """The ops over one step to vectorize (see the module doc)."""
+
+    def __init__(self, g: _View, step: str):
+        self.g, self.step = g, step
+        self.bound = g.bounds[g.steps.index(step)]
+        n = len(g.ops)
+        past = self._past_only_steps()
+        edges = [[s for s, dep in g.reads[k] if s is not None and not self._into_the_past(s, dep, past)]
+                 for k in range(n)]
+        comps = strongly_connected(n, lambda k: edges[k])
+        cyclic = {k for c in comps for k in c if len(c) > 1 or k in edges[k]}
+        chosen = {k for k in range(n) if k not in cyclic and self._candidate(k)}
+        changed = True
+        while changed:   # drop ops read by someone outside other than through the whole range
+            changed = False
+            for k in sorted(chosen):
+                # a vectorized producer read through another slice would put T after that axis
+                inside = any(src in chosen and any(":" in c for c in dep) for src, dep in g.reads[k])
+                if inside or not all(r in chosen or self._whole_range(k, r, i) for r, i in g.readers[k]):
+                    chosen.discard(k)
+                    changed = True
+        self.chosen = chosen
+
+    def _past_only_steps(self) -> set[str]:
+        """Steps other than ours that every read indexes at the identity or an
+        earlier point (`i`, `i - 1`): a chain of reads that goes through an
+        earlier point of one never comes back to the same point of it."""
+        g = self.g
+        out = set(g.steps) - {self.step}
+        for reads in g.reads:
+            for src, dep in reads:
+                if src is None or len(dep) != len(g.domain[src]):
+                    continue
+                for e, c in zip(g.domain[src], dep):
+                    if e in out and _shift(c, e) is None:
+                        out.discard(e)
+        return out
+
+    def _into_the_past(self, src: int, dep: list[str], past: set[str]) -> bool:
+        """Whether a read goes to a strictly earlier point of a past-only step:
+        such an edge is on no cycle between points with the same other
+        coordinates, so it does not stop vectorizing over our step."""
+        if len(dep) != len(self.g.domain[src]):
+            return False
+        return any(e in past and (_shift(c, e) or 0) < 0 for e, c in zip(self.g.domain[src], dep))
+
+    def _component(self, src: int, dep: list[str]) -> str | None:
+        dom = self.g.domain[src]
+        return dep[dom.index(self.step)] if self.step in dom and len(dep) == len(dom) else None
+
+    def batched(self, src: int | None) -> bool:
+        return src is not None and self.step in self.g.domain[src]
+
+    def _candidate(self, k: int) -> bool:
+        g, o, step = self.g, self.g.ops[k], self.step
+        if o.name not in VECTORIZABLE or step not in g.domain[k] or len(o.results) != 1 or len(o.regions):
+            return False
+        types = [v.type for v in list(o.operands) + list(o.results)]
+        if not all(is_tensor_type(t) for t in types) or \
+                any(_mentions(s, step) for t in types for s in tensor_shape(t)):
+            return False
+        for src, dep in g.reads[k]:
+            if src is None:
+                return False
+            own = self._component(src, dep)
+            others = [c for j, c in enumerate(dep) if own is None or j != g.domain[src].index(step)]
+            if (self.batched(src) and own != step) or any(_mentions(c, step) for c in others):
+                return False
+            if self.batched(src) and any(":" in c for c in dep[:g.domain[src].index(step)]):
+                return False   # the block read would put T after that slice's axis
+        if o.name == "sdg.take" and _mentions(str(o.attributes["index"]), step):
+            return False
+        if o.name == "sdg.concat" and not all(self.batched(s) for s, _ in g.reads[k]):
+            return False
+        if o.name == "sdg.matmul":
+            (a, _), (b, _) = g.reads[k]
+            ra, rb = _read_rank(o, 0), _read_rank(o, 1)
+            ok = {(True, False): True, (False, True): rb >= 2, (True, True): ra >= 2 and rb >= 2}
+            return ok.get((self.batched(a), self.batched(b)), False)
+        return True
+
+    def _whole_range(self, src: int, reader: int, operand: int) -> bool:
+        """Whether `reader` reads `src` over all of the step (`[..., 0:T, ...]`)."""
+        dep = self.g.reads[reader][operand][1]
+        own = self._component(src, dep)
+        if own is None or self.g.ops[reader].name == "sdg.output":
+            return False
+        try:
+            whole = own.count(":") == 1 and parse(own.split(":")[0]).same(parse("0")) \
+                and parse(own.split(":")[1]).same(parse(self.bound))
+        except SymbolicError:
+            return False
+        pos = self.g.domain[src].index(self.step)
+        others = [c for j, c in enumerate(dep) if j != pos]
+        # a slice after ours would read its axis before T once ours is the value's leading axis
+        return whole and not any(_mentions(c, self.step) for c in others) \
+            and not any(":" in c for c in dep[pos + 1:])
+
+
+@dataclass
+class SdgVectorize(ModulePass):
+    """Vectorizes ops over temporal dims whose readers need all points (see the module doc)."""
+
+    name: ClassVar[str] = "sdg-vectorize"
+    summary: ClassVar[str] = ("Compute ops over a temporal dim for all its points at once, as a leading "
+                              "spatial axis, where every outside reader needs the whole range")
+    dims: str = option("", "steps to vectorize, comma-separated (default: every step, innermost first)")
+
+    def run(self, op: ir.Operation) -> None:
+        self.num_vectorized = 0   # for tests and callers
+        wanted = [s.strip() for s in self.dims.split(",") if s.strip()]
+        for graph in ops_named(op, "sdg.graph"):
+            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
+                raise PassFailure("sdg-vectorize expects an sdg.graph with one block", graph)
+            steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
+            unknown = [s for s in wanted if s not in steps]
+            if unknown:
+                raise PassFailure(f"sdg-vectorize: no step {', '.join(unknown)} in @"
+                                  f"{ir.StringAttr(graph.attributes['sym_name']).value} "
+                                  f"(steps: {', '.join(steps) or 'none'})", graph)
+            for step in (wanted or list(reversed(steps))):
+                plan = _Plan(_View(graph), step)
+                if plan.chosen:
+                    _rewrite(plan)
+                    self.num_vectorized += len(plan.chosen)
+
+
+def _rewrite(plan: _Plan) -> None:
+    g, step, bound = plan.g, plan.step, plan.bound
+    order = _producers_first(plan)
+    new: dict[int, ir.Value] = {}
+    for k in order:
+        new[k] = _vectorized(plan, k, new)
+    for k in order:   # readers outside: read the vectorized value at their other components
+        for r, i in g.readers[k]:
+            if r in plan.chosen:
+                continue
+            reader = g.ops[r]
+            deps = list(ir.ArrayAttr(reader.attributes["deps"]))
+            comps = g.reads[r][i][1]
+            pos = g.domain[k].index(step)
+            reader.operands[i] = new[k]
+            deps[i] = index_attr(comps[:pos] + comps[pos + 1:], reader.context)
+            reader.attributes["deps"] = ir.ArrayAttr.get(deps, reader.context)
+    for k in reversed(order):   # readers before what they read
+        if list(g.ops[k].results[0].uses):   # erasing a used op would abort (LLVM assertions)
+            raise PassFailure("internal error in sdg-vectorize: a vectorized op is still read", g.ops[k])
+        g.ops[k].erase()
+
+
+def _producers_first(plan: _Plan) -> list[int]:
+    g, chosen = plan.g, plan.chosen
+    comps = strongly_connected(len(g.ops), lambda k: [s for s, _ in g.reads[k] if s in chosen])
+    return [k for c in comps for k in c if k in chosen]
+
+
+def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
+    """The batched form of op k (created before it), reading vectorized producers in `new`."""
+    g, step, bound = plan.g, plan.step, plan.bound
+    o = g.ops[k]
+    ctx = o.context
+    shape = tensor_shape(o.results[0].type)
+    result_type = tensor_type([bound] + shape, tensor_element_type(o.results[0].type), ctx)
+    domain = [d for d in g.domain[k] if d != step]
+    with ctx, o.location, ir.InsertionPoint(o):
+        operands, deps = [], []
+        for i, (src, dep) in enumerate(g.reads[k]):
+            value = o.operands[i]
+            if plan.batched(src):
+                pos = g.domain[src].index(step)
+                if src in new:
+                    value, dep = new[src], dep[:pos] + dep[pos + 1:]
+                else:
+                    dep = dep[:pos] + [f"0:{bound}"] + dep[pos + 1:]
+                if o.name in ELEMENTWISE | {"sdg.expand"}:   # align ranks: (T, 1, ..., shape)
+                    read = _read_type(o.operands[i], tuple(g.reads[k][i][1]))
+                    missing = len(shape) - len(tensor_shape(read))
+                    value, dep = _unsqueezed(value, dep, domain, missing, bound, read)
+            operands.append(value)
+            deps.append(index_attr(dep, ctx))
+        attrs = {o.attributes[j].name: o.attributes[j].attr for j in range(len(o.attributes))}
+        attrs["domain"] = index_attr(domain, ctx)
+        attrs["deps"] = ir.ArrayAttr.get(deps)
+        _shift_axes(o, attrs, shape)
+        return ir.Operation.create(o.name, results=[result_type], operands=operands, attributes=attrs).results[0]
+
+
+def _unsqueezed(value: ir.Value, dep: list[str], domain: list[str], missing: int, bound: str,
+                per_point: ir.Type):
+    """A batched operand (T, *s) of an op whose per-point rank exceeds s's by `missing`,
+    as (T, 1, ..., 1, *s) so that it broadcasts as s did (right-aligned)."""
+    if missing <= 0:
+        return value, dep
+    shape = [bound] + tensor_shape(per_point)
+    ctx = value.context
+    for _ in range(missing):
+        shape = shape[:1] + ["1"] + shape[1:]
+        op = ir.Operation.create(
+            "sdg.unsqueeze", results=[tensor_type(shape, tensor_element_type(per_point), ctx)],
+            operands=[value], attributes={"dim": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1),
+                                          "deps": ir.ArrayAttr.get([index_attr(dep, ctx)]),
+                                          "domain": index_attr(domain, ctx)})
+        value, dep = op.results[0], list(domain)
+    return value, dep
+
+
+def _shift_axes(o: ir.Operation, attrs: dict, shape: list[str]) -> None:
+    """Per-point axis attributes -> the batched value's (one leading axis more)."""
+    i64 = ir.IntegerType.get_signless(64)
+    if o.name in AXIS_OPS:
+        rank = len(shape) if o.name == "sdg.unsqueeze" else _read_rank(o, 0)
+        d = ir.IntegerAttr(attrs["dim"]).value
+        attrs["dim"] = ir.IntegerAttr.get(i64, (d % rank if rank else d) + 1)
+    elif o.name == "sdg.reduce":
+        rank = _read_rank(o, 0)
+        dims = ir.DenseI64ArrayAttr(attrs["dims"])
+        attrs["dims"] = ir.DenseI64ArrayAttr.get([d % rank + 1 for d in dims])
+    elif o.name == "sdg.permute":
+        attrs["perm"] = ir.DenseI64ArrayAttr.get([0] + [p + 1 for p in ir.DenseI64ArrayAttr(attrs["perm"])])

@@ -1,0 +1,96 @@
+// sdg-vectorize: ops over t whose readers outside need all of t become one op
+// with a leading axis of size T; what it must refuse stays as it is.
+// RUN: tidal-opt %s --split-input-file --sdg-vectorize | FileCheck %s
+// Vectorizing twice changes nothing more:
+// RUN: tidal-opt %s --split-input-file --sdg-vectorize --sdg-vectorize | FileCheck %s
+
+// A weight gradient: a per-step outer product (matmul), summed over the episode.
+// The matmul reads its operands as whole blocks; the sum reads the batched value.
+// CHECK-LABEL: sdg.graph @gradient
+// CHECK: %[[O:.*]] = sdg.matmul %[[A:.*]][i, 0:T], %[[G:.*]][i, 0:T] domain [i] : (!tidal.tensor<[4, 1], f32>, !tidal.tensor<[1, 2], f32>) -> !tidal.tensor<[T, 4, 2], f32>
+// CHECK: sdg.reduce sum [0] %[[O]][i] domain [i] : (!tidal.tensor<[T, 4, 2], f32>) -> !tidal.tensor<[4, 2], f32>
+// CHECK-NOT: domain [i, t] : (!tidal.tensor<[4, 1], f32>, !tidal.tensor<[1, 2], f32>)
+sdg.graph @gradient dims [i < I, t < T] {
+  %h = sdg.input "h" domain [i, t] : !tidal.tensor<[4, 1], f32>
+  %g = sdg.input "g" domain [i, t] : !tidal.tensor<[1, 2], f32>
+  %o = sdg.matmul %h[i, t], %g[i, t] domain [i, t] : (!tidal.tensor<[4, 1], f32>, !tidal.tensor<[1, 2], f32>) -> !tidal.tensor<[4, 2], f32>
+  %s = sdg.reduce sum [0] %o[i, 0:T] domain [i] : (!tidal.tensor<[4, 2], f32>) -> !tidal.tensor<[4, 2], f32>
+  sdg.output "s" %s[i] domain [i] : !tidal.tensor<[4, 2], f32>
+}
+
+// -----
+
+// A chain: a scalar per step times a vector (its batched form (T) is reshaped to
+// (T, 1) to broadcast against (4) as the scalar did), a reduction over the
+// vector's axis (axis 0 -> 1), a weight without t (unchanged: it broadcasts).
+// CHECK-LABEL: sdg.graph @chain
+// CHECK: %[[U:.*]] = sdg.unsqueeze 1 %[[C:.*]][0:T] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[T, 1], f32>
+// CHECK: %[[M:.*]] = sdg.binary mul %[[U]][], %[[W:.*]][] domain [] : (!tidal.tensor<[T, 1], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[T, 4], f32>
+// CHECK: %[[E:.*]] = sdg.unary exp %[[M]][] domain [] : (!tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>
+// CHECK: %[[R:.*]] = sdg.reduce max [1] %[[E]][] domain [] : (!tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T], f32>
+// CHECK: sdg.reduce sum [0] %[[R]][] domain [] : (!tidal.tensor<[T], f32>) -> !tidal.tensor<[], f32>
+sdg.graph @chain dims [t < T] {
+  %c = sdg.input "c" domain [t] : !tidal.tensor<[], f32>
+  %w = sdg.input "w" domain [] : !tidal.tensor<[4], f32>
+  %m = sdg.binary mul %c[t], %w[] domain [t] : (!tidal.tensor<[], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %e = sdg.unary exp %m[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %r = sdg.reduce max [0] %e[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[], f32>
+  %s = sdg.reduce sum [0] %r[0:T] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[], f32>
+}
+
+// -----
+
+// Permutes and unsqueezes shift their axes by one.
+// CHECK-LABEL: sdg.graph @axes
+// CHECK: sdg.permute [0, 2, 1] %{{.*}}[0:T] domain [] : (!tidal.tensor<[4, 2], f32>) -> !tidal.tensor<[T, 2, 4], f32>
+// CHECK: sdg.unsqueeze 3 %{{.*}}[] domain [] : (!tidal.tensor<[T, 2, 4], f32>) -> !tidal.tensor<[T, 2, 4, 1], f32>
+sdg.graph @axes dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4, 2], f32>
+  %p = sdg.permute [1, 0] %x[t] domain [t] : (!tidal.tensor<[4, 2], f32>) -> !tidal.tensor<[2, 4], f32>
+  %u = sdg.unsqueeze 2 %p[t] domain [t] : (!tidal.tensor<[2, 4], f32>) -> !tidal.tensor<[2, 4, 1], f32>
+  %s = sdg.reduce sum [0] %u[0:T] domain [] : (!tidal.tensor<[2, 4, 1], f32>) -> !tidal.tensor<[2, 4, 1], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[2, 4, 1], f32>
+}
+
+// -----
+
+// Refused: a recurrence over t (its points depend on each other), an op read at
+// a point by an output, and one read through a window (not the whole range).
+// CHECK-LABEL: sdg.graph @refused
+// CHECK: sdg.merge %{{.*}}[0] if <t eq 0>, %[[N:.*]][t - 1] if <true> domain [t]
+// CHECK: %[[N]] = sdg.unary tanh %{{.*}}[t] domain [t]
+// CHECK: sdg.unary exp %{{.*}}[t] domain [t]
+// CHECK: sdg.unary sin %{{.*}}[t] domain [t]
+// CHECK-NOT: [T, 4]
+sdg.graph @refused dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %h = sdg.merge %x[0] if <t eq 0>, %n[t - 1] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %n = sdg.unary tanh %h[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %e = sdg.unary exp %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %w = sdg.unary sin %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %s = sdg.reduce sum [0] %w[0:t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %a = sdg.reduce sum [0] %n[0:T] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  sdg.output "e" %e[t] domain [t] : !tidal.tensor<[4], f32>
+  sdg.output "s" %s[t] domain [t] : !tidal.tensor<[4], f32>
+  sdg.output "a" %a[] domain [] : !tidal.tensor<[4], f32>
+}
+
+// -----
+
+// Refused: a matmul whose batched right operand is a vector (a batch of vectors
+// on the right would be read as a matrix), and a take at the step itself.
+// CHECK-LABEL: sdg.graph @matvec
+// CHECK: sdg.matmul %{{.*}}[], %{{.*}}[t] domain [t]
+// CHECK: sdg.take 0 at <t> %{{.*}}[] domain [t]
+sdg.graph @matvec dims [t < T] {
+  %a = sdg.input "a" domain [] : !tidal.tensor<[2, 4], f32>
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %y = sdg.matmul %a[], %x[t] domain [t] : (!tidal.tensor<[2, 4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[2], f32>
+  %s = sdg.reduce sum [0] %y[0:T] domain [] : (!tidal.tensor<[2], f32>) -> !tidal.tensor<[2], f32>
+  %b = sdg.input "b" domain [] : !tidal.tensor<[T], f32>
+  %k = sdg.take 0 at <t> %b[] domain [t] : (!tidal.tensor<[T], f32>) -> !tidal.tensor<[], f32>
+  %q = sdg.reduce sum [0] %k[0:T] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[2], f32>
+  sdg.output "q" %q[] domain [] : !tidal.tensor<[], f32>
+}
