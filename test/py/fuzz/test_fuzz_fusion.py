@@ -7,11 +7,11 @@ fuses, against the reference and the float64 evaluator; this one checks
 that fusion happened on enough of the programs for that to mean something.
 """
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mlir import ir
 
-from fuzz_budget import fuzz_n
+from fuzz_budget import pass_settings
 from fuzz_check import build, make_inputs
 from program_gen import programs
 from tidal.dialects import ops_named
@@ -27,9 +27,7 @@ UNFUSED = tuple(p for p in DEFAULT_SDG_PASSES if p != "sdg-fuse")   # the defaul
 def test_fusion_on_random_programs(request):
     seen = {"programs": 0, "fused": 0, "islands": 0}
 
-    @settings(max_examples=max(20, fuzz_n(request.config) // 4), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                     HealthCheck.data_too_large])
+    @pass_settings(request.config)
     @given(data=st.data())
     def run(data):
         desc = data.draw(programs(), label="program")
@@ -52,26 +50,33 @@ def test_fusion_on_random_programs(request):
                                  for op in g.regions[0].blocks[0].operations)
         assert names == plain_names
         bounds = {d.upper(): desc.min_bound[d] + 1 for d in desc.dims}
-        inputs = make_inputs(desc, bounds, 0)
-        try:
-            want = plain.run(bounds=bounds, inputs=inputs)
-        except Exception as e:   # noqa: BLE001 - the program fails unfused: it must fail fused, alike
-            try:
-                fused.run(bounds=bounds, inputs=inputs)
-            except Exception as f:  # noqa: BLE001
-                assert type(f) is type(e) and str(f) == str(e)
-                return
-            raise AssertionError(f"the unfused program fails ({e}) and the fused one does not") from None
-        got = fused.run(bounds=bounds, inputs=inputs)
-        jax_got = p.compile(backend="jax").run(bounds=bounds, inputs=inputs) if islands else got
-        for name in want:
-            _same(want[name], got[name], exact=True)
-            _same(want[name], jax_got[name], exact=False)
+        agree(p, plain, fused, bounds, make_inputs(desc, bounds, 0), "sdg-fuse", exact=True,
+              with_jax=bool(islands))
 
     run()
     # The generator's programs are small; still, fusion must happen on a fair share.
     print("\nfusion:", seen)
     assert seen["fused"] >= seen["programs"] // 5, seen
+
+
+def agree(p, plain, changed, bounds, inputs, what: str, exact: bool, with_jax: bool) -> None:
+    """`changed` (compiled with the pass `what`) gives `plain`'s results (numpy
+    backends; `exact`: bit for bit), and so does the jax backend (`with_jax`);
+    where `plain` raises, `changed` raises the same error."""
+    try:
+        want = plain.run(bounds=bounds, inputs=inputs)
+    except Exception as e:   # noqa: BLE001 - it fails without the pass: it must fail alike
+        try:
+            changed.run(bounds=bounds, inputs=inputs)
+        except Exception as f:  # noqa: BLE001
+            assert type(f) is type(e) and str(f) == str(e), (e, f)
+            return
+        raise AssertionError(f"the program fails without {what} ({e}) and not with it") from None
+    got = changed.run(bounds=bounds, inputs=inputs)
+    jax_got = p.compile(backend="jax").run(bounds=bounds, inputs=inputs) if with_jax else got
+    for name in want:
+        _same(want[name], got[name], exact=exact)
+        _same(want[name], jax_got[name], exact=False)
 
 
 def _same(a, b, exact: bool) -> None:

@@ -5,13 +5,13 @@ share of the programs. The main fuzz test (test_fuzz_programs.py) runs the
 default pipeline, which vectorizes, against the reference and the float64
 evaluator; this one checks the pass against the pipeline without it.
 """
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz_budget import fuzz_n
+from fuzz_budget import pass_settings
 from fuzz_check import build, make_inputs
 from program_gen import programs
-from test_fuzz_fusion import _same
+from test_fuzz_fusion import agree
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 PLAIN = tuple(p for p in DEFAULT_SDG_PASSES if p != "sdg-vectorize")
@@ -20,9 +20,7 @@ PLAIN = tuple(p for p in DEFAULT_SDG_PASSES if p != "sdg-vectorize")
 def test_vectorize_on_random_programs(request):
     seen = {"programs": 0, "vectorized": 0}
 
-    @settings(max_examples=max(20, fuzz_n(request.config) // 4), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                     HealthCheck.data_too_large])
+    @pass_settings(request.config)
     @given(data=st.data())
     def run(data):
         desc = data.draw(programs(), label="program")
@@ -34,21 +32,8 @@ def test_vectorize_on_random_programs(request):
         seen["vectorized"] += changed
         for bounds in ({d.upper(): desc.min_bound[d] + 1 for d in desc.dims},
                        {d.upper(): desc.min_bound[d] + 3 for d in desc.dims}):
-            inputs = make_inputs(desc, bounds, 0)
-            try:
-                want = plain.run(bounds=bounds, inputs=inputs)
-            except Exception as e:   # noqa: BLE001 - it fails without the pass: it must fail alike
-                try:
-                    vec.run(bounds=bounds, inputs=inputs)
-                except Exception as f:  # noqa: BLE001
-                    assert type(f) is type(e), (e, f)
-                    continue
-                raise AssertionError(f"the program fails without sdg-vectorize ({e}) and not with it") from None
-            got = vec.run(bounds=bounds, inputs=inputs)
-            jax_got = p.compile(backend="jax").run(bounds=bounds, inputs=inputs) if changed else got
-            for name in want:
-                _same(want[name], got[name], exact=False)
-                _same(want[name], jax_got[name], exact=False)
+            agree(p, plain, vec, bounds, make_inputs(desc, bounds, 0), "sdg-vectorize", exact=False,
+                  with_jax=changed)
 
     run()
     print("\nvectorize:", seen)
