@@ -142,6 +142,15 @@ class LauncherGen:
             return f"{self.key(name)} = _setp({self.key(name)}, {slot}, {value})"
         return f"{name}.data[{slot}] = {value}"
 
+    def packable(self, k: int, r: int) -> bool:
+        """Whether a point store of (k, r) packs into a dense array inside a traced
+        loop: its per-point shape is the same at every point (literal, or made
+        of bounds only, e.g. a vectorized value's (T, 64): fixed in a run)."""
+        shapes = self.graph.nodes[k].result_shapes
+        if self.plans[(k, r)].static_shape or r >= len(shapes):   # (an output: its plan says)
+            return self.plans[(k, r)].static_shape
+        return not any(_has_steps(parse(t, dims=self.graph.dims)) for t in shapes[r])
+
     # -- reads ---------------------------------------------------------------------------
     def host_read(self, node: Node, edge, lines: list[str]) -> str:
         """A host expression for the operand's value (NumPy, or jax for point stores)."""
@@ -150,7 +159,7 @@ class LauncherGen:
         comps = list(edge.dep)
         points = all(c.kind != "slice" for c in comps)
         if plan.kind == "point" and points:
-            if not plan.static_shape:
+            if not self.packable(edge.source, edge.result):
                 self.not_traced("a point store of varying shape")
             value = self.point_get(name, self.point_slot(plan, [self.code(c, node) for c in comps]))
             if edge.source in self.padded and self.padded[edge.source].out_axis is not None:
@@ -263,7 +272,7 @@ class LauncherGen:
         if plan.kind == "point":
             # Never keep a view of a buffer that is written again (NumPy stores
             # exist on every backend: the jax one keeps host ops' results there).
-            if not plan.static_shape:
+            if not self.packable(node.index, result):
                 self.not_traced("a point store of varying shape")
             value = value if self.traced else f"_own({value})"
             lines.append(pad + self.point_set(name, self.point_slot(plan, steps), value))
@@ -337,7 +346,7 @@ class LauncherGen:
             args = ", ".join([static, self.buf(out_name)] + slots + leaves)
             lines.append(f"{pad}{count}{self.buf(out_name)}{also} = {kname}({args})")
         else:
-            if not plan.static_shape:
+            if not self.packable(node.index, 0):
                 self.not_traced("a point store of varying shape")
             args = ", ".join([static] + leaves)
             lines.append(f"{pad}{count}_r{also} = {kname}({args}); "

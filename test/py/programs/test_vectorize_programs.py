@@ -91,7 +91,8 @@ def test_vectorized_chains_agree_with_numpy(steps, axis, T, read_at_point, seed)
 
 def test_reinforce_learner_vectorized_equals_unvectorized():
     """The REINFORCE program (B=8, hidden 16, T=12, 3 iterations): with sdg-vectorize
-    the backward pass over t is one batched computation per iteration, and every
+    the backward pass over t is one batched computation per iteration (inside the
+    iteration loop's XLA program), and every
     output (states, actions, returns, losses, the weights at every iteration) is the
     one of the pipeline without it, within float32 rounding."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
@@ -106,6 +107,8 @@ def test_reinforce_learner_vectorized_equals_unvectorized():
             text = exe.stages["sdg-vectorize"]
             assert text.count("domain [i, t]") < exe.stages["cse"].count("domain [i, t]") - 40
             assert "-> !tidal.tensor<[T, 8, 16], f32>" in text      # batched activations' gradients
+            # values of shape (T, ...) are fixed in a run: the iteration loop traces whole
+            assert exe.compiled._gen.untraced == {}, exe.compiled._gen.untraced
     for k, v in outs["plain"].items():
         np.testing.assert_allclose(np.asarray(outs["vectorized"][k]), np.asarray(v), rtol=1e-5, atol=1e-5,
                                    err_msg=k)
