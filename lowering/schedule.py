@@ -141,19 +141,6 @@ class GraphSchedule:
         self.loop_tree()
         return self.__dict__["_tree"][2]
 
-    def executed_map(self) -> isl.UnionMap:
-        """Every statement instance -> its execution time in the loops that
-        really run (`executed()` as one union map, computed once). Storage
-        plans are checked against this order: it may differ from
-        `schedule_map()` where isl's AST does not follow the schedule tree."""
-        cached = self.__dict__.get("_executed_map")
-        if cached is None or cached[0] is not self.schedule:
-            order = self.executed()
-            union = _union(order[k] for k in sorted(order)) if order else \
-                isl.UnionMap.empty(self.poly.context.get_space())
-            cached = self.__dict__["_executed_map"] = (self.schedule, union)
-        return cached[1]
-
     def ast(self) -> isl.AstNode:
         build = isl.AstBuild.from_context(self.poly.context)
         return build.node_from_schedule(self.schedule)

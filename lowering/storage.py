@@ -123,7 +123,7 @@ def is_safe(sched: GraphSchedule, node: int, result: int, axes: list[AxisPlan]) 
     same_slot = isl.Map.read_from_str(poly.ctx, text).align_params(poly.params)
     domain = sched.domains[k]
     same_slot = same_slot.intersect_domain(domain).intersect_range(domain)
-    theta = sched.executed_map()   # the order the loops really run (F16: not always the tree's)
+    theta = sched.schedule_map()
     theta_p = theta.intersect_domain(isl.UnionSet.from_set(domain))
     later = theta_p.lex_lt_union_map(theta_p)                  # p -> p' written after p
     overwrite = isl.UnionMap.from_map(same_slot).intersect(later)
