@@ -252,7 +252,7 @@ class SdgVectorize(ModulePass):
 
 
 def _rewrite(plan: _Plan) -> None:
-    g, step, bound = plan.g, plan.step, plan.bound
+    g, step = plan.g, plan.step
     order = _producers_first(plan)
     new: dict[int, ir.Value] = {}
     for k in order:

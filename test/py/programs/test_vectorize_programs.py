@@ -9,7 +9,6 @@ import os
 import sys
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 import tidal as td
