@@ -36,7 +36,7 @@ from .counter_random import random_draw
 
 __all__ = [
     "UNARY_KINDS", "BINARY_KINDS", "REDUCE_KINDS", "SCAN_KINDS", "RANDOM_DISTS", "KernelError",
-    "unary", "binary", "where", "reduce", "scan", "argsort", "matmul", "reshape", "permute", "expand",
+    "unary", "binary", "where", "reduce", "scan", "linear_scan", "argsort", "matmul", "reshape", "permute", "expand",
     "squeeze", "unsqueeze", "flip", "slice_", "take", "index_select", "gather", "scatter_add",
     "concat", "pad", "cast", "constant", "full", "iota", "random", "symbol_value",
 ]
@@ -162,6 +162,36 @@ def scan(xp, kind: str, dim: int, reverse: bool, x, dtype):
     if reverse:
         return _out(xp, xp.flip(fn(xp, xp.flip(x, axis=dim), dim), axis=dim), dtype)
     return _out(xp, fn(xp, x, dim), dtype)
+
+
+def linear_scan(xp, dim: int, reverse: bool, a, b, dtype):
+    """y[k] = b[k] + a[k] * y[k - 1] along `dim` (y[k + 1] with `reverse`), y = 0 outside.
+
+    NumPy: the recurrence step by step, in its definition's order. Traced
+    (jax.numpy): `lax.associative_scan` on pairs (a, b) composed as affine maps,
+    O(log n) depth.
+    """
+    a, b = xp.asarray(a), xp.asarray(b)
+    if a.shape != b.shape:
+        raise KernelError(f"linear_scan operands differ in shape: {tuple(a.shape)} vs {tuple(b.shape)}")
+    if xp is np:
+        y = np.array(b, dtype=dtype, copy=True)
+        a = np.moveaxis(np.asarray(a, dtype=dtype), dim, 0)
+        view = np.moveaxis(y, dim, 0)
+        n = view.shape[0]
+        order = range(n - 2, -1, -1) if reverse else range(1, n)
+        step = 1 if reverse else -1
+        for k in order:
+            view[k] = view[k] + a[k] * view[k + step]
+        return y
+    from jax import lax
+
+    def combine(first, second):     # apply `first`'s map, then `second`'s
+        (a1, b1), (a2, b2) = first, second
+        return a1 * a2, b2 + a2 * b1
+
+    _, y = lax.associative_scan(combine, (a.astype(dtype), b.astype(dtype)), reverse=bool(reverse), axis=dim)
+    return y
 
 
 def argsort(xp, dim: int, descending: bool, x, dtype):

@@ -238,6 +238,9 @@ def _compute(dec: _Decoder, op: ir.Operation, node: Node) -> Callable:
     if kind == "scan":
         k, dim, rev = _kind(op, enums.ScanKind), _int(op, "dim"), "reverse" in op.attributes
         return one(lambda args, p: K.scan(xp, k, dim, rev, args[0], dtype))
+    if kind == "linear_scan":
+        dim, rev = _int(op, "dim"), "reverse" in op.attributes
+        return one(lambda args, p: K.linear_scan(xp, dim, rev, args[0], args[1], dtype))
     if kind == "argsort":
         dim, desc = _int(op, "dim"), "descending" in op.attributes
         return one(lambda args, p: K.argsort(xp, dim, desc, args[0], dtype))

@@ -82,6 +82,12 @@ multiclass TidalTensorOps<Dialect d, bit withDeps> {
       "Inclusive scan (cumsum, cumprod, cummax, cummin) along `dim`, from the end with `reverse`. Same type as the operand.",
       "%c = " # P # "scan cumsum 0 %w domain [] : (!tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>",
       "%c = " # P # "scan cumsum 0 %x[] domain [] : (!tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>">;
+  def _LinearScanOp : TidalTensorOpBase<d, "linear_scan", withDeps,
+      (ins I64Attr:$dim, UnitAttr:$reverse),
+      "$dim (`reverse` $reverse^)?", "verifyLinearScan", [Pure], "first-order linear recurrence along one dimension",
+      "`linear_scan(a, b)` along `dim`: `y[k] = b[k] + a[k] * y[k - 1]` with `y[-1] = 0`; with `reverse`, `y[k] = b[k] + a[k] * y[k + 1]` with `y[n] = 0`. Both operands and the result have the same (floating-point) type. A reverse scan with constant `a = gamma` gives discounted returns; a per-element `a` (e.g. `gamma * (1 - done)`) cuts them at episode ends; `a = 1` is a cumulative sum. It is an associative scan, so it runs in O(log n) depth.",
+      "%g = " # P # "linear_scan 0 reverse %a, %r domain [] : (!tidal.tensor<[T, 4], f32>, !tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>",
+      "%g = " # P # "linear_scan 0 reverse %a[], %r[0:T] domain [] : (!tidal.tensor<[T, 4], f32>, !tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>">;
   def _ArgsortOp : TidalTensorOpBase<d, "argsort", withDeps, (ins I64Attr:$dim, UnitAttr:$descending),
       "$dim (`descending` $descending^)?", "verifyArgsort", [Pure], "stable sorting permutation along one dimension",
       "The `i64` positions that sort the operand along `dim` (`torch.sort`'s indices): ascending, or descending with `descending`; stable (equal elements keep their order); NaN sorts above every number (last ascending, first descending). The result has the operand's shape.",

@@ -273,6 +273,21 @@ LogicalResult verifyShapePreservingDimOp(Operation *op, bool withDeps) {
   return sameShape(op, resultView(op), in, "result");
 }
 
+LogicalResult verifyLinearScan(Operation *op, bool withDeps) {
+  if (failed(verifyCommon(op, withDeps)) || failed(arity(op, 2)))
+    return failure();
+  View a = IN(0), b = IN(1), r = resultView(op);
+  if (failed(dimInRange(op, dimAttr(op), b.rank())))
+    return failure();
+  if (!llvm::isa<FloatType>(b.elementType))
+    return op->emitOpError("operands must have a floating-point element type, got ") << b.elementType;
+  if (a.elementType != b.elementType || r.elementType != b.elementType)
+    return op->emitOpError("operands and result must have the same element type");
+  if (failed(sameShape(op, a, b, "coefficient")))
+    return failure();
+  return sameShape(op, r, b, "result");
+}
+
 LogicalResult verifyArgsort(Operation *op, bool withDeps) {
   if (failed(verifyCommon(op, withDeps)) || failed(arity(op, 1)))
     return failure();

@@ -13,7 +13,7 @@ namespace tidal {
 using VerifyFn = llvm::LogicalResult(mlir::Operation *, bool withDeps);
 VerifyFn verifyUnary, verifyBinary, verifyWhere, verifyReduce, verifyArgsort, verifyMatmul,
     verifyReshape, verifyPermute, verifyExpand, verifySqueeze, verifyUnsqueeze,
-    verifyShapePreservingDimOp, verifySlice, verifyTake, verifyIndexSelect, verifyGather,
+    verifyShapePreservingDimOp, verifyLinearScan, verifySlice, verifyTake, verifyIndexSelect, verifyGather,
     verifyScatterAdd, verifyConcat, verifyPad, verifyCast, verifyUdf, verifyConstant,
     verifySource, verifyIota, verifySymbolValue;
 

@@ -207,6 +207,10 @@ def decode(node: Node, graph: Graph) -> OpDef:
         dim, rev = _int(op, "dim"), "reverse" in op.attributes
         d.attrs.update(dim=dim, reverse=rev)
         one(lambda xp, a, sv: K.scan(xp, k, dim, rev, a[0], dtype))
+    elif kind == "linear_scan":
+        dim, rev = _int(op, "dim"), "reverse" in op.attributes
+        d.attrs.update(dim=dim, reverse=rev)
+        one(lambda xp, a, sv: K.linear_scan(xp, dim, rev, a[0], a[1], dtype))
     elif kind == "argsort":
         dim, desc = _int(op, "dim"), "descending" in op.attributes
         one(lambda xp, a, sv: K.argsort(xp, dim, desc, a[0], dtype))

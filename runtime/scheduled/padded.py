@@ -33,7 +33,7 @@ from .opdecode import OpDef
 
 __all__ = ["PaddedNode", "plan_padded", "padded_call"]
 
-KINDS = ("unary", "binary", "where", "cast", "reduce", "matmul", "permute", "unsqueeze", "squeeze", "scan",
+KINDS = ("unary", "binary", "where", "cast", "reduce", "matmul", "permute", "unsqueeze", "squeeze", "scan", "linear_scan",
          "iota", "full")
 # Ops that make a value from its shape alone: padded, they fill the whole
 # capacity (iota counts from 0 along any axis, so the valid part comes first).
@@ -101,7 +101,7 @@ def _route(opdef: OpDef, operands: list[Operand], rank: int) -> bool:
         elif opdef.kind == "unsqueeze":
             dim = opdef.attrs["dim"] % rank
             o.to = o.axis if o.axis < dim else o.axis + 1
-        elif opdef.kind == "scan":
+        elif opdef.kind in ("scan", "linear_scan"):
             # a forward scan along the varying axis reads only earlier (valid)
             # elements for valid positions; a reverse one would read the padding
             if opdef.attrs["reverse"] and opdef.attrs["dim"] % o.rank == o.axis:

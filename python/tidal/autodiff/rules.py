@@ -184,6 +184,25 @@ def _scan(node, y, g, needed):
     return [(hit * gj / count).sum(d + 1)]
 
 
+def _shifted(x, d: int, toward_end: bool):
+    """x moved one position along d (toward the end or the start), a zero filling the gap."""
+    n = x.shape[d]
+    if toward_end:
+        return S.pad(S.slice(x, d, 0, simplify(n - 1)), (1, 0), dim=d)
+    return S.pad(S.slice(x, d, 1, n), (0, 1), dim=d)
+
+
+def _linear_scan(node, y, g, needed):
+    """y[k] = b[k] + a[k] y[k -/+ 1]: the adjoint l obeys the transposed recurrence
+    l[k] = g[k] + a[k +/- 1] l[k +/- 1] (a scan the other way), db = l and
+    da[k] = l[k] y[k -/+ 1]."""
+    d, rev = node.attrs["dim"], node.attrs["reverse"]
+    a = node.inputs[0]
+    lam = R.linear_scan(_shifted(a, d, toward_end=rev), g, d, reverse=not rev)
+    da = lam * _shifted(y, d, toward_end=not rev) if needed[0] else None
+    return [da, lam]
+
+
 def _matmul(node, y, g, needed):
     a, b = node.inputs
     a1 = a if a.ndim > 1 else S.unsqueeze(a, 0)
@@ -290,6 +309,7 @@ RULES: dict[str, Callable] = {
     "cast": _cast,
     "reduce": _reduce,
     "scan": _scan,
+    "linear_scan": _linear_scan,
     "matmul": _matmul,
     "argsort": lambda n, y, g, need: [None],  # positions: sort/topk values get theirs through gather
     "reshape": lambda n, y, g, need: [S.reshape(g, *n.inputs[0].shape)],

@@ -22,7 +22,7 @@ from .ops_elementwise import (abs, add, astype, ceil, clamp, cos, div, eq, exp, 
                               maximum, minimum, mod, mul, ne, neg, pow, reciprocal, relu, rsqrt,
                               sigmoid, sign, sin, sqrt, square, sub, tanh, where)
 from .ops_reduce import (all, amax, amin, any, argmax, argmin, cummax, cummin, cumprod, cumsum,
-                         discounted_sum, log_softmax, logsumexp, matmul, mean, prod, softmax, sum)
+                         discounted_sum, linear_scan, log_softmax, logsumexp, matmul, mean, prod, softmax, sum)
 from .ops_shape import (cat, expand, flatten, flip, gather, index_select, pad, permute, reshape,
                         scatter_add, slice, squeeze, stack, take, transpose, unsqueeze)
 from .ops_sampling import categorical, multinomial
@@ -54,7 +54,7 @@ __all__ = [
     "lt", "maximum", "minimum", "mod", "mul", "ne", "neg", "pow", "reciprocal", "relu", "rsqrt",
     "sigmoid", "sign", "sin", "sqrt", "square", "sub", "tanh", "where",
     "all", "amax", "amin", "any", "argmax", "argmin", "cummax", "cummin", "cumprod", "cumsum",
-    "discounted_sum", "log_softmax", "logsumexp", "matmul", "mean", "prod", "softmax", "sum",
+    "discounted_sum", "linear_scan", "log_softmax", "logsumexp", "matmul", "mean", "prod", "softmax", "sum",
     "cat", "expand", "flatten", "flip", "gather", "index_select", "pad", "permute", "reshape",
     "scatter_add", "slice", "squeeze", "stack", "take", "transpose", "unsqueeze",
     "argsort", "sort", "topk", "SortResult", "categorical", "multinomial",

@@ -126,6 +126,8 @@ def _node(node: Node, large: list | None = None) -> str:
         prefix = f"{a['kind']} [{', '.join(map(str, a['dims']))}]" + (" keepdim" if a["keepdim"] else "")
     elif op == "scan":
         prefix = f"{a['kind']} {a['dim']}" + (" reverse" if a["reverse"] else "")
+    elif op == "linear_scan":
+        prefix = f"{a['dim']}" + (" reverse" if a["reverse"] else "")
     elif op == "argsort":
         prefix = f"{a['dim']}" + (" descending" if a["descending"] else "")
     elif op == "permute":

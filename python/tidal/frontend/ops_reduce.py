@@ -7,6 +7,7 @@ are `rt.scan`; `mean`, `softmax`, `log_softmax`, `logsumexp` and
 """
 from __future__ import annotations
 
+import builtins
 import numbers
 from typing import Any
 
@@ -23,7 +24,7 @@ from .tensor import RecurrentTensor
 
 __all__ = ["reduce", "sum", "prod", "mean", "amax", "amin", "any", "all", "argmax", "argmin", "scan",
            "cumsum", "cumprod", "cummax", "cummin", "softmax", "log_softmax", "logsumexp",
-           "discounted_sum", "matmul"]
+           "discounted_sum", "linear_scan", "matmul"]
 
 _NP_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 _NP_SCAN = {"cumsum": np.cumsum, "cumprod": np.cumprod,
@@ -206,25 +207,60 @@ def log_softmax(x: Any, dim: int = -1) -> RecurrentTensor:
     return binary("sub", x, logsumexp(x, d, keepdim=True))
 
 
+def linear_scan(a: Any, b: Any, dim: int = 0, reverse: bool = False) -> RecurrentTensor:
+    """The first-order linear recurrence along `dim` (`rt.linear_scan`):
+    `y[k] = b[k] + a[k] * y[k - 1]` from the start (y[-1] = 0), or with
+    `reverse=True` `y[k] = b[k] + a[k] * y[k + 1]` from the end. `a` broadcasts
+    to `b`'s shape; both are cast to their common floating-point type.
+    `a = gamma` reversed gives discounted returns, `a = 1` a cumulative sum."""
+    from .ops_elementwise import common_dtype
+    from .ops_shape import expand
+
+    program = resolve_program([a, b], "linear_scan")
+    compute = common_dtype(a, b)
+    if not np.issubdtype(np.dtype(compute), np.floating):
+        compute = dt.ufunc_result(np.exp, compute)
+    x = astype(lift(b, program, compute), compute)
+    c = astype(lift(a, program, compute), compute)
+    d = norm_dim(dim, x.ndim, "linear_scan dim")
+    if c.ndim > x.ndim:
+        raise TidalError(f"linear_scan coefficients of shape {_s(c.shape)} do not broadcast to the values' "
+                         f"shape {_s(x.shape)}", "the coefficients `a` must broadcast to `b`'s shape")
+    if not _same_shape(c.shape, x.shape):
+        c = expand(c, *x.shape)
+    return make("linear_scan", (c, x), {"dim": d, "reverse": bool(reverse)}, x.shape, compute)
+
+
+def _same_shape(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and builtins.all(p.same(q) for p, q in zip(a, b))
+
+
 def discounted_sum(x: Any, gamma: Any, dim: int = 0, keepdim: bool = False) -> RecurrentTensor:
     """sum_k gamma**k * x[k] along `dim` (k counts from 0 at the start of `dim`).
 
-    Built from primitives: k = iota, w = gamma ** k (broadcast along the
-    trailing dims), then sum(x * w, dim).
+    A scalar `gamma` is built from primitives: k = iota, w = gamma ** k
+    (broadcast along the trailing dims), then sum(x * w, dim). A tensor `gamma`
+    of x's shape (or broadcasting to it) holds per-step discounts:
+    sum_k (gamma[0] * ... * gamma[k - 1]) * x[k], so `gamma * (1 - done)` cuts
+    the sum after the step that ends an episode; it is the first element of a
+    reverse `linear_scan(gamma, x)`.
     """
     from .creation import arange
-    from .ops_shape import unsqueeze
+    from .ops_shape import take, unsqueeze
 
     x = _tensor(x, "discounted_sum")
     d = norm_dim(dim, x.ndim, "discounted_sum dim")
     program = x.program
+    if isinstance(gamma, RecurrentTensor) and gamma.ndim != 0:
+        if static(x.shape[d]) == 0:
+            raise TidalError("discounted_sum with per-step discounts over an empty dim",
+                             "the summed dim must have at least one element")
+        out = take(linear_scan(gamma, x, d, reverse=True), d, 0)
+        return unsqueeze(out, d) if keepdim else out
     dtype = dt.promote([x.dtype] + ([] if not isinstance(gamma, RecurrentTensor) else [gamma.dtype]),
                        [] if isinstance(gamma, RecurrentTensor) else [2])
     k = astype(arange(x.shape[d], program=program), dtype)
     g = lift(gamma, program, dtype) if not isinstance(gamma, RecurrentTensor) else astype(gamma, dtype)
-    if g.ndim != 0:
-        raise TidalError(f"discounted_sum needs a scalar gamma, got shape {g.shape}",
-                         "pass a Python float or a scalar tensor")
     w = binary("pow", g, k)
     for _ in range(x.ndim - 1 - d):
         w = unsqueeze(w, -1)

@@ -48,6 +48,8 @@ rt.program @all_ops dims [i < I, t < T] {
   %m = rt.reduce max [0, 1] keepdim %suf domain [t] : (!tidal.tensor<[T - t, 4], f32>) -> !tidal.tensor<[1, 1], f32>
   // CHECK: rt.scan cumsum 0 reverse
   %cs = rt.scan cumsum 0 reverse %suf domain [t] : (!tidal.tensor<[T - t, 4], f32>) -> !tidal.tensor<[T - t, 4], f32>
+  // CHECK: rt.linear_scan 0 reverse %{{.*}}, %{{.*}} domain [t] : (!tidal.tensor<[T - t, 4], f32>, !tidal.tensor<[T - t, 4], f32>) -> !tidal.tensor<[T - t, 4], f32>
+  %ls = rt.linear_scan 0 reverse %suf, %suf domain [t] : (!tidal.tensor<[T - t, 4], f32>, !tidal.tensor<[T - t, 4], f32>) -> !tidal.tensor<[T - t, 4], f32>
   // CHECK: rt.matmul %[[X]], %[[W]] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4, 4], f32>) -> !tidal.tensor<[4], f32>
   %mm = rt.matmul %x, %w domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4, 4], f32>) -> !tidal.tensor<[4], f32>
   // CHECK: rt.reshape

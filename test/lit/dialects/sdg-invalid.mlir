@@ -537,3 +537,20 @@ sdg.graph @p dims [t < T] {
     sdg.yield %n : !tidal.tensor<[4], f32>
   }
 }
+
+// -----
+
+sdg.graph @g dims [t < T] {
+  %a = sdg.full 0.0 domain [] : !tidal.tensor<[4], f32>
+  %b = sdg.full 0.0 domain [] : !tidal.tensor<[3], f32>
+  // expected-error@+1 {{coefficient shape must equal the operand's}}
+  %r = sdg.linear_scan 0 %a[], %b[] domain [] : (!tidal.tensor<[4], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+}
+
+// -----
+
+sdg.graph @g dims [t < T] {
+  %a = sdg.full 0.0 domain [] : !tidal.tensor<[4], i32>
+  // expected-error@+1 {{operands must have a floating-point element type}}
+  %r = sdg.linear_scan 0 %a[], %a[] domain [] : (!tidal.tensor<[4], i32>, !tidal.tensor<[4], i32>) -> !tidal.tensor<[4], i32>
+}

@@ -34,6 +34,8 @@ sdg.graph @all_ops dims [i < I, t < T] {
   %ns = sdg.reduce max [0] keepdim %x[t:min(t + 3, T)] domain [t] : (!v4) -> !tidal.tensor<[1, 4], f32>
   // CHECK: sdg.scan cumsum 0 %[[X]][0:T] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[T, 4], f32>
   %cs = sdg.scan cumsum 0 %x[0:T] domain [] : (!v4) -> !tidal.tensor<[T, 4], f32>
+  // CHECK: sdg.linear_scan 1 %[[X]][0:T], %{{.*}}[] domain [] : (!tidal.tensor<[4], f32>, !tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>
+  %ls = sdg.linear_scan 1 %x[0:T], %cs[] domain [] : (!v4, !tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[T, 4], f32>
   // CHECK: sdg.take 0 at <t> %{{.*}}[] domain [t]
   %tk = sdg.take 0 at <t> %cs[] domain [t] : (!tidal.tensor<[T, 4], f32>) -> !v4
   // CHECK: sdg.unary exp %[[X]][t] domain [i, t]

@@ -14,6 +14,17 @@ from ad_helpers import close, jax_grads, normal
 IDX = np.array([2, 0, 2], dtype=np.int64)
 GIDX = np.array([[1, 0, 1], [2, 2, 0]], dtype=np.int64)
 
+def jax_linear_scan(a, b, dim, reverse=False):
+    """y[k] = b[k] + a[k] y[k -/+ 1] along dim, step by step (differentiable by jax)."""
+    a = jnp.moveaxis(jnp.broadcast_to(a, b.shape), dim, 0)
+    b = jnp.moveaxis(b, dim, 0)
+    ys, prev = [None] * b.shape[0], jnp.zeros(b.shape[1:], b.dtype)
+    for k in (range(b.shape[0] - 1, -1, -1) if reverse else range(b.shape[0])):
+        prev = b[k] + a[k] * prev
+        ys[k] = prev
+    return jnp.moveaxis(jnp.stack(ys), 0, dim)
+
+
 # name: (tidal fn, jax fn, input shapes, positive inputs)
 CASES = {
     "neg": (lambda x: -x, lambda x: -x, [(2, 3)], False),
@@ -54,6 +65,12 @@ CASES = {
     "cumsum": (lambda x: x.cumsum(1), lambda x: jnp.cumsum(x, 1), [(2, 4)], False),
     "cumsum_reverse": (lambda x: td.cumsum(x, 0, reverse=True), lambda x: jnp.cumsum(x[::-1], 0)[::-1],
                        [(4, 2)], False),
+    "linear_scan": (lambda a, b: td.linear_scan(a, b, 1), lambda a, b: jax_linear_scan(a, b, 1),
+                    [(2, 4), (2, 4)], False),
+    "linear_scan_reverse_broadcast": (lambda a, b: td.linear_scan(a, b, 0, reverse=True),
+                                      lambda a, b: jax_linear_scan(a, b, 0, reverse=True), [(2,), (4, 2)], False),
+    "discounted_sum_per_step": (lambda g, x: td.discounted_sum(x, g, 0),
+                                lambda g, x: jax_linear_scan(g, x, 0, reverse=True)[0], [(3, 2), (3, 2)], False),
     "cumprod": (lambda x: x.cumprod(1), lambda x: jnp.cumprod(x, 1), [(2, 3)], True),
     "cummax": (lambda x: x.cummax(0), lambda x: jax.lax.cummax(x, 0), [(4, 2)], False),
     "cummin_reverse": (lambda x: td.cummin(x, 1, reverse=True), lambda x: jax.lax.cummin(x, 1, reverse=True),
