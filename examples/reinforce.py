@@ -76,8 +76,9 @@ def build(B=16, hidden=64, returns="mc", n=16, gamma=0.99, lr=3e-3, env="td", ba
 
         r = td.ones(B, domain=(i, t))                            # CartPole: +1 every step
         dn = done.astype("float32")
-        if returns == "mc":
-            g = cut_discounted_sum(r[i, t:T], dn[i, t:T], gamma)
+        if returns == "mc":   # per-step discounts gamma * (1 - done): the sum stops after the
+            # episode's last step; sdg-lift makes these T suffix sums one reverse scan per iteration
+            g = td.discounted_sum(r[i, t:T], gamma * (1.0 - dn[i, t:T]), dim=0)
         elif returns == "nstep":
             g = cut_discounted_sum(r[i, t:td.min(t + n, T)], dn[i, t:td.min(t + n, T)], gamma)
         else:

@@ -52,8 +52,8 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects import ops_named
-from tidal.dialects.attrs import index_attr, index_components, is_tensor_type, tensor_element_type, \
-    tensor_shape, tensor_type
+from tidal.dialects.attrs import expr_attr, expr_text, index_attr, index_components, is_tensor_type, \
+    tensor_element_type, tensor_shape, tensor_type
 from tidal.symbolic import Const, SymbolicError, parse, simplify
 
 from .base import ModulePass, PassFailure, option
@@ -194,7 +194,7 @@ class _Plan:
                 return False
             if self.batched(src) and any(":" in c for c in dep[:g.domain[src].index(step)]):
                 return False   # the block read would put T after that slice's axis
-        if o.name == "sdg.take" and _mentions(str(o.attributes["index"]), step):
+        if o.name == "sdg.take" and _mentions(str(o.attributes["index"]), step) and not self._gather_all(k):
             return False
         if o.name == "sdg.concat" and not all(self.batched(s) for s, _ in g.reads[k]):
             return False
@@ -204,6 +204,19 @@ class _Plan:
             ok = {(True, False): True, (False, True): rb >= 2, (True, True): ra >= 2 and rb >= 2}
             return ok.get((self.batched(a), self.batched(b)), False)
         return True
+
+    def _gather_all(self, k: int) -> bool:
+        """A `take 0 at <d>` of a value without d whose axis 0 has d's bound: for
+        all points of d it takes the whole value (a lifted scan read at d)."""
+        o, (src, dep) = self.g.ops[k], self.g.reads[k][0]
+        if self.batched(src) or ir.IntegerAttr(o.attributes["dim"]).value != 0:
+            return False
+        try:
+            index = parse(expr_text(o.attributes["index"])).same(parse(self.step))
+            shape = tensor_shape(_read_type(o.operands[0], tuple(dep)))
+            return index and bool(shape) and parse(shape[0]).same(parse(self.bound))
+        except SymbolicError:
+            return False
 
     def _whole_range(self, src: int, reader: int, operand: int) -> bool:
         """Whether `reader` reads `src` over all of the step (`[..., 0:T, ...]`)."""
@@ -288,6 +301,8 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
     shape = tensor_shape(o.results[0].type)
     result_type = tensor_type([bound] + shape, tensor_element_type(o.results[0].type), ctx)
     domain = [d for d in g.domain[k] if d != step]
+    if o.name == "sdg.take" and plan.batched(k) and _mentions(expr_text(o.attributes["index"]), step):
+        return _whole_take(o, g.reads[k][0][1], domain, result_type)   # (_gather_all)
     with ctx, o.location, ir.InsertionPoint(o):
         operands, deps = [], []
         for i, (src, dep) in enumerate(g.reads[k]):
@@ -309,6 +324,19 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
         attrs["deps"] = ir.ArrayAttr.get(deps)
         _shift_axes(o, attrs, shape)
         return ir.Operation.create(o.name, results=[result_type], operands=operands, attributes=attrs).results[0]
+
+
+def _whole_take(o: ir.Operation, dep: list[str], domain: list[str], result_type: ir.Type) -> ir.Value:
+    """`take 0 at <d>` for every d of a value whose axis 0 has d's bound: the value
+    itself if read at the identity of the new domain, else an `sdg.slice` of all of it."""
+    if list(dep) == list(domain):
+        return o.operands[0]
+    ctx = o.context
+    with ctx, o.location, ir.InsertionPoint(o):
+        attrs = {"dim": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0), "start": expr_attr("0", ctx),
+                 "deps": ir.ArrayAttr.get([index_attr(dep, ctx)]), "domain": index_attr(domain, ctx)}
+        return ir.Operation.create("sdg.slice", results=[result_type], operands=[o.operands[0]],
+                                   attributes=attrs).results[0]
 
 
 def _unsqueezed(value: ir.Value, dep: list[str], domain: list[str], missing: int, bound: str,

@@ -35,7 +35,7 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # of it become one batched op: a learner's backward pass after the episode),
 # before fusion, so that the batched ops fuse; fusion last, so that it groups
 # what is left.
-DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "cse", "sdg-vectorize", "sdg-fuse")
+DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "cse", "sdg-lift", "sdg-vectorize", "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:

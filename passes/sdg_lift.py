@@ -1,0 +1,403 @@
+"""sdg-lift: replace per-point work over growing windows of a temporal dim by
+one scan over the whole dim (TEMPO section 4.1, "lifting", Fig. 10).
+
+`y[t] = x[0:t + 1].sum(0)` sums t + 1 elements at every t: O(T^2) work for
+all t. The same values are the cumulative sum of `x[0:T]` read at t, O(T).
+Likewise for the suffix windows of returns: `g[t] = r[t:T].discounted_sum(gamma)`
+is a reverse discounted scan of `r[0:T]` read at t. The pass rewrites, for a
+temporal dim d < D of an op's domain:
+
+* a reduction `sum`/`prod`/`max`/`min` over axis 0 of a window value
+  -> the scan `cumsum`/`cumprod`/`cummax`/`cummin` of the whole-range value,
+  read with `sdg.take 0 at <d>` (an `sdg.slice` of size 1 with `keepdim`);
+* a `linear_scan` along axis 0 of window values (the discounts with
+  per-step factors of `td.discounted_sum(x, gamma_tensor)`) -> the same scan
+  over the whole range, read with `sdg.slice 0 at <d>` (a `take` of that
+  slice becomes a `take` of the scan: `take 0 at <0>` -> `take 0 at <d>`);
+* `sum(x * gamma ** k)` over axis 0, k the position in the window and gamma
+  a scalar without d (`td.discounted_sum(x, 0.99)`) -> a reverse
+  `linear_scan` of (gamma, x) over the whole range, read at d.
+
+A window value is a read `x[..., d:D, ...]` (a suffix: only reverse scans
+and reductions) or `x[..., 0:d + 1, ...]` (a prefix: forward scans and
+reductions) of a producer over d, its first slice (axis 0 of the value),
+or an elementwise op (unary, binary, where, cast) over d whose operands are
+window values or do not depend on d (they broadcast along the window), its
+leading axis the window's length. Such a chain is cloned once over the
+domain without d, reading `x[..., 0:D, ...]`: a suffix at d or a prefix up to
+d of the whole-range scan is exactly the scan of the window, since a reverse
+scan at a position reads only what follows it up to the end, a forward one
+only what precedes it from the start.
+
+Refused (left as they are): ops on a cycle (a recurrence reading the window
+would wait for the whole range it feeds), windows that are neither such a
+suffix nor such a prefix (`x[t:min(t + n, T)]`, sliding windows), reductions
+over other axes or several, `any`/`all`/`argmax`/`argmin`, and window chains
+through other ops (matmul, reshape, ...). The cost of the rewrite is that
+the scan runs once all of the range is ready: for a suffix that is when the
+first window is ready anyway; for a prefix the earlier points wait, which
+the schedule absorbs (nothing on a cycle reads them).
+
+Before (Monte-Carlo returns cut at episode ends, i < I iterations, t < T steps):
+
+    %a = sdg.binary mul %c[], %m[i, t:T] domain [i, t] : (...) -> !tidal.tensor<[T - t, 4], f32>
+    %s = sdg.linear_scan 0 reverse %a[i, t], %r[i, t:T] domain [i, t] : (...) -> !tidal.tensor<[T - t, 4], f32>
+    %g = sdg.take 0 at <0> %s[i, t] domain [i, t] : (...) -> !tidal.tensor<[4], f32>
+
+After `sdg-lift` (O(T) per iteration instead of O(T^2)):
+
+    %a2 = sdg.binary mul %c[], %m[i, 0:T] domain [i] : (...) -> !tidal.tensor<[T, 4], f32>
+    %s2 = sdg.linear_scan 0 reverse %a2[i], %r[i, 0:T] domain [i] : (...) -> !tidal.tensor<[T, 4], f32>
+    %g = sdg.take 0 at <t> %s2[i] domain [i, t] : (...) -> !tidal.tensor<[4], f32>
+
+Option `dims`: the steps to lift over, comma-separated (default: every step).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mlir import ir
+
+from tidal.dialects import ops_named
+from tidal.dialects.attrs import expr_attr, index_attr, index_components, tensor_element_type, tensor_shape, \
+    tensor_type
+from tidal.symbolic import Const, SymbolicError, parse, simplify, to_text
+
+from .base import ModulePass, PassFailure, option
+from .sccs import strongly_connected
+from .sdg_fuse import _read_type
+from .sdg_vectorize import _deps, _mentions
+
+__all__ = ["SdgLift"]
+
+ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
+SCAN_OF = {"sum": "cumsum", "prod": "cumprod", "max": "cummax", "min": "cummin"}
+I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
+
+
+def _same(text: str, expr) -> bool:
+    try:
+        return parse(text).same(expr)
+    except SymbolicError:
+        return False
+
+
+class _Graph:
+    """One graph block's ops: domains, reads (producer index, components), readers, cycles."""
+
+    def __init__(self, graph: ir.Operation):
+        self.steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
+        self.bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["bounds"])]
+        self.ops = [o.operation for o in graph.regions[0].blocks[0].operations]
+        self.index = {}
+        for k, o in enumerate(self.ops):
+            for value in o.results:
+                self.index[value] = k
+        self.domain = [tuple(index_components(o.attributes["domain"])) if "domain" in o.attributes else ()
+                       for o in self.ops]
+        self.reads = [[(self.index.get(v), d) for v, d in zip(o.operands, _deps(o))] for o in self.ops]
+        comps = strongly_connected(len(self.ops), lambda k: [s for s, _ in self.reads[k] if s is not None])
+        self.cyclic = {k for c in comps for k in c
+                       if len(c) > 1 or any(s == k for s, _ in self.reads[k])}
+
+
+class _Lifter:
+    """Lifts the windows over one step (see the module doc)."""
+
+    def __init__(self, g: _Graph, step: str):
+        self.g, self.step = g, step
+        self.bound = g.bounds[g.steps.index(step)]
+        self.clones: dict = {}
+        self.count = 0
+
+    # -- windows ---------------------------------------------------------
+    def window_of(self, size: str) -> str | None:
+        """'suffix' for a leading axis of size D - d, 'prefix' for d + 1."""
+        d, D = parse(self.step), parse(self.bound)
+        if _same(size, simplify(D - d)):
+            return "suffix"
+        if _same(size, simplify(d + 1)):
+            return "prefix"
+        return None
+
+    def _read_window(self, src: int | None, dep: list[str]) -> str | None:
+        """The window kind of a read `x[.., d:D, ..]` / `x[.., 0:d + 1, ..]`, its first slice."""
+        g, step = self.g, self.step
+        if src is None or step not in g.domain[src] or len(dep) != len(g.domain[src]):
+            return None
+        pos = g.domain[src].index(step)
+        c = dep[pos]
+        if c.count(":") != 1 or any(":" in x for x in dep[:pos]):
+            return None
+        if any(_mentions(x, step) for j, x in enumerate(dep) if j != pos):
+            return None
+        lo, hi = c.split(":")
+        if _same(lo, parse(step)) and _same(hi, parse(self.bound)):
+            return "suffix"
+        if _same(lo, Const(0)) and _same(hi, simplify(parse(step) + 1)):
+            return "prefix"
+        return None
+
+    def lifted(self, k: int, i: int, kind: str, rank: int):
+        """Operand i of op k lifted to the whole range: (value, components over the
+        domain without the step), or None. `rank`: the rank of the window value."""
+        g, step = self.g, self.step
+        src, dep = g.reads[k][i]
+        value = g.ops[k].operands[i]
+        if self._read_window(src, dep) == kind:
+            pos = g.domain[src].index(step)
+            return value, dep[:pos] + [f"0:{self.bound}"] + dep[pos + 1:]
+        read = tensor_shape(_read_type(value, tuple(dep)))
+        if not any(_mentions(x, step) for x in dep):   # constant along the window: broadcasts
+            if len(read) < rank or (len(read) == rank and read[0] == "1"):
+                return value, dep
+            return None
+        if src is None or len(dep) != len(g.domain[src]) or dep != list(g.domain[src]) \
+                or step not in g.domain[src]:
+            return None
+        clone = self._clone(src, kind)
+        if clone is None:
+            return None
+        return clone, [x for x in dep if x != step]
+
+    def _clone(self, k: int, kind: str):
+        """Elementwise op k (over the window) computed over the whole range, or None."""
+        if (k, kind) in self.clones:
+            return self.clones[(k, kind)]
+        g, o = self.g, self.g.ops[k]
+        self.clones[(k, kind)] = None
+        if o.name not in ELEMENTWISE or len(o.results) != 1 or k in g.cyclic:
+            return None
+        shape = tensor_shape(o.results[0].type)
+        if not shape or self.window_of(shape[0]) != kind or any(_mentions(s, self.step) for s in shape[1:]):
+            return None
+        operands = [self.lifted(k, i, kind, len(shape)) for i in range(len(o.operands))]
+        if any(x is None for x in operands):
+            return None
+        new = _create(o, o.name, [self.bound] + shape[1:], tensor_element_type(o.results[0].type),
+                      operands, self._domain(k), _attrs(o))
+        self.clones[(k, kind)] = new
+        return new
+
+    def _domain(self, k: int) -> list[str]:
+        return [x for x in self.g.domain[k] if x != self.step]
+
+    # -- rewrites --------------------------------------------------------
+    def run(self) -> None:
+        g = self.g
+        for k, o in enumerate(list(g.ops)):
+            if self.step not in g.domain[k] or k in g.cyclic or len(o.results) != 1:
+                continue
+            if o.name == "sdg.linear_scan":
+                self._linear_scan(k)
+            elif o.name == "sdg.reduce":
+                self._reduce(k)
+
+    def _linear_scan(self, k: int) -> None:
+        o = self.g.ops[k]
+        shape = tensor_shape(o.results[0].type)
+        kind = self.window_of(shape[0]) if shape else None
+        if ir.IntegerAttr(o.attributes["dim"]).value != 0 or kind is None or \
+                (kind == "suffix") != ("reverse" in o.attributes):
+            return
+        operands = [self.lifted(k, i, kind, len(shape)) for i in range(2)]
+        if any(x is None for x in operands):
+            return
+        scan = _create(o, "sdg.linear_scan", [self.bound] + shape[1:], tensor_element_type(o.results[0].type),
+                       operands, self._domain(k), _attrs(o))
+        self._replace_window(k, scan)
+
+    def _reduce(self, k: int) -> None:
+        g, o = self.g, self.g.ops[k]
+        red = _enum_name(o)
+        rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1]))))
+        dims = [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])] if rank else []
+        if dims != [0] or red not in SCAN_OF:
+            return
+        read = tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1])))
+        kind = self.window_of(read[0])
+        if kind is None:
+            return
+        elem = tensor_element_type(o.results[0].type)
+        if red == "sum" and kind == "suffix":
+            pair = self._discounted(k)
+            if pair is not None:
+                gamma, x = pair
+                full = _create(o, "sdg.expand", [self.bound] + read[1:], elem, [gamma], self._domain(k), {})
+                scan = _create(o, "sdg.linear_scan", [self.bound] + read[1:], elem,
+                               [(full, self._domain(k)), x], self._domain(k),
+                               {"dim": ir.IntegerAttr.get(I64(), 0), "reverse": ir.UnitAttr.get()})
+                self._replace_reduction(k, scan)
+                return
+        x = self.lifted(k, 0, kind, rank)
+        if x is None or tensor_element_type(o.operands[0].type) != elem:
+            return
+        attrs = {"kind": _scan_kind(SCAN_OF[red]), "dim": ir.IntegerAttr.get(I64(), 0)}
+        if kind == "suffix":
+            attrs["reverse"] = ir.UnitAttr.get()
+        scan = _create(o, "sdg.scan", [self.bound] + read[1:], elem, [x], self._domain(k), attrs)
+        self._replace_reduction(k, scan)
+
+    def _discounted(self, k: int):
+        """(gamma operand, lifted x) when op k sums x * gamma ** position over a suffix."""
+        g = self.g
+        src, dep = g.reads[k][0]
+        if src is None or g.ops[src].name != "sdg.binary" or _enum_name(g.ops[src]) != "mul" \
+                or dep != list(g.domain[src]) or src in g.cyclic:
+            return None
+        shape = tensor_shape(g.ops[src].results[0].type)
+        for w in range(2):
+            gamma = self._powers(src, w, len(shape))
+            if gamma is not None:
+                x_read = tensor_shape(_read_type(g.ops[src].operands[1 - w], tuple(g.reads[src][1 - w][1])))
+                if x_read != shape:
+                    return None
+                x = self.lifted(src, 1 - w, "suffix", len(shape))
+                return None if x is None else (gamma, x)
+        return None
+
+    def _powers(self, k: int, i: int, rank: int):
+        """The scalar gamma (value, components) if operand i of op k is gamma ** iota along
+        axis 0 (then unsqueezed at the end), iota the position in the window."""
+        g, step = self.g, self.step
+        src, dep = g.reads[k][i]
+        while src is not None and g.ops[src].name == "sdg.unsqueeze" and dep == list(g.domain[src]):
+            o = g.ops[src]
+            if ir.IntegerAttr(o.attributes["dim"]).value in (0,):
+                return None
+            src, dep = g.reads[src][0]
+        if src is None or g.ops[src].name != "sdg.binary" or _enum_name(g.ops[src]) != "pow" \
+                or dep != list(g.domain[src]):
+            return None
+        (gs, gdep), (ks, kdep) = g.reads[src]
+        pw = g.ops[src]
+        gamma_read = tensor_shape(_read_type(pw.operands[0], tuple(gdep)))
+        if gamma_read or any(_mentions(x, step) for x in gdep):
+            return None
+        while ks is not None and g.ops[ks].name == "sdg.cast" and kdep == list(g.domain[ks]):
+            ks, kdep = g.reads[ks][0]
+        if ks is None or g.ops[ks].name != "sdg.iota" or ir.IntegerAttr(g.ops[ks].attributes["dim"]).value != 0:
+            return None
+        iota_shape = tensor_shape(g.ops[ks].results[0].type)
+        if len(iota_shape) != 1 or self.window_of(iota_shape[0]) != "suffix":
+            return None
+        return pw.operands[0], gdep
+
+    def _replace_window(self, k: int, scan: ir.Value) -> None:
+        """Readers of the window scan k read `slice 0 at <d>` of `scan` (a take of
+        it takes from `scan`); reverse: at d, forward: from 0."""
+        o, g = self.g.ops[k], self.g
+        suffix = "reverse" in o.attributes
+        start = self.step if suffix else "0"
+        sliced = None
+        for use in list(o.results[0].uses):
+            reader = use.owner
+            reader_k = g.index.get(reader.results[0]) if len(reader.results) else None
+            if reader.name == "sdg.take" and ir.IntegerAttr(reader.attributes["dim"]).value == 0 \
+                    and reader_k is not None and g.reads[reader_k][0][1] == list(g.domain[k]):
+                idx = to_text(simplify(parse(start) + _expr(reader, "index")), mlir=True)
+                reader.operands[0] = scan
+                reader.attributes["index"] = expr_attr(idx, reader.context)
+                reader.attributes["deps"] = ir.ArrayAttr.get([index_attr(self._domain(k), reader.context)])
+                continue
+            if sliced is None:
+                sliced = _create(o, "sdg.slice", tensor_shape(o.results[0].type),
+                                 tensor_element_type(o.results[0].type), [(scan, self._domain(k))],
+                                 list(g.domain[k]), {"dim": ir.IntegerAttr.get(I64(), 0),
+                                                     "start": expr_attr(start, o.context)})
+            reader.operands[use.operand_number] = sliced
+        self.count += 1
+
+    def _replace_reduction(self, k: int, scan: ir.Value) -> None:
+        """The reduction k becomes a read of `scan` at d (suffix) or d (prefix: its last
+        element), `slice` of size 1 with keepdim."""
+        o = self.g.ops[k]
+        if "keepdim" in o.attributes:
+            new = _create(o, "sdg.slice", tensor_shape(o.results[0].type), tensor_element_type(o.results[0].type),
+                          [(scan, self._domain(k))], list(self.g.domain[k]),
+                          {"dim": ir.IntegerAttr.get(I64(), 0), "start": expr_attr(self.step, o.context)})
+        else:
+            new = _create(o, "sdg.take", tensor_shape(o.results[0].type), tensor_element_type(o.results[0].type),
+                          [(scan, self._domain(k))], list(self.g.domain[k]),
+                          {"dim": ir.IntegerAttr.get(I64(), 0), "index": expr_attr(self.step, o.context)})
+        o.results[0].replace_all_uses_with(new)
+        self.count += 1
+
+
+def _expr(op: ir.Operation, name: str):
+    from tidal.dialects.attrs import expr_text
+    return parse(expr_text(op.attributes[name]))
+
+
+def _enum_name(o: ir.Operation) -> str:
+    from tidal.dialects import enums
+    table = {"sdg.binary": enums.BinaryKind, "sdg.reduce": enums.ReduceKind}.get(o.name)
+    if table is None or "kind" not in o.attributes:
+        return ""
+    return str(table(ir.IntegerAttr(o.attributes["kind"]).value))
+
+
+def _scan_kind(name: str) -> ir.Attribute:
+    from tidal.dialects import enums
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(getattr(enums.ScanKind, name)))
+
+
+def _attrs(o: ir.Operation) -> dict:
+    return {o.attributes[j].name: o.attributes[j].attr for j in range(len(o.attributes))
+            if o.attributes[j].name not in ("deps", "domain")}
+
+
+def _create(before: ir.Operation, name: str, shape: list[str], elem: str, operands, domain, attrs) -> ir.Value:
+    """A new op `name` just before `before`, reading (value, components) pairs."""
+    ctx = before.context
+    with ctx, before.location, ir.InsertionPoint(before):
+        attrs = dict(attrs)
+        attrs["domain"] = index_attr(list(domain), ctx)
+        attrs["deps"] = ir.ArrayAttr.get([index_attr(list(d), ctx) for _, d in operands])
+        return ir.Operation.create(name, results=[tensor_type(shape, elem, ctx)],
+                                   operands=[v for v, _ in operands], attributes=attrs).results[0]
+
+
+@dataclass
+class SdgLift(ModulePass):
+    """Lifts per-point window scans and reductions into whole-range scans (see the module doc)."""
+
+    name: ClassVar[str] = "sdg-lift"
+    summary: ClassVar[str] = ("Replace reductions and scans over growing windows of a temporal dim "
+                              "(x[0:t+1].sum, r[t:T].discounted_sum) by one scan over the whole dim")
+    dims: str = option("", "steps to lift over, comma-separated (default: every step)")
+
+    def run(self, op: ir.Operation) -> None:
+        self.num_lifted = 0   # for tests and callers
+        wanted = [s.strip() for s in self.dims.split(",") if s.strip()]
+        for graph in ops_named(op, "sdg.graph"):
+            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
+                raise PassFailure("sdg-lift expects an sdg.graph with one block", graph)
+            steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
+            unknown = [s for s in wanted if s not in steps]
+            if unknown:
+                raise PassFailure(f"sdg-lift: no step {', '.join(unknown)} in @"
+                                  f"{ir.StringAttr(graph.attributes['sym_name']).value} "
+                                  f"(steps: {', '.join(steps) or 'none'})", graph)
+            for step in (wanted or steps):
+                lifter = _Lifter(_Graph(graph), step)
+                with graph.context:
+                    lifter.run()
+                self.num_lifted += lifter.count
+                if lifter.count:
+                    _erase_dead(graph)
+
+
+def _erase_dead(graph: ir.Operation) -> None:
+    """Erases the ops the rewrite left unread (pure tensor ops only, readers first)."""
+    keep = {"sdg.output", "sdg.udf", "sdg.input", "sdg.param", "sdg.merge"}
+    changed = True
+    while changed:
+        changed = False
+        for o in reversed([x.operation for x in graph.regions[0].blocks[0].operations]):
+            if o.name in keep or len(o.regions) or not o.name.startswith("sdg."):
+                continue
+            if all(not list(r.uses) for r in o.results):
+                o.erase()
+                changed = True
