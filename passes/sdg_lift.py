@@ -65,9 +65,8 @@ from tidal.dialects.attrs import expr_attr, index_attr, index_components, tensor
 from tidal.symbolic import Const, SymbolicError, parse, simplify, to_text
 
 from .base import ModulePass, PassFailure, option
-from .sccs import strongly_connected
 from .sdg_fuse import _read_type
-from .sdg_vectorize import _deps, _mentions
+from .sdg_vectorize import _mentions, _View, cyclic_over
 
 __all__ = ["SdgLift"]
 
@@ -83,23 +82,12 @@ def _same(text: str, expr) -> bool:
         return False
 
 
-class _Graph:
-    """One graph block's ops: domains, reads (producer index, components), readers, cycles."""
+class _Graph(_View):
+    """One graph block's ops (sdg_vectorize's view) with the op index of each value."""
 
     def __init__(self, graph: ir.Operation):
-        self.steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
-        self.bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["bounds"])]
-        self.ops = [o.operation for o in graph.regions[0].blocks[0].operations]
-        self.index = {}
-        for k, o in enumerate(self.ops):
-            for value in o.results:
-                self.index[value] = k
-        self.domain = [tuple(index_components(o.attributes["domain"])) if "domain" in o.attributes else ()
-                       for o in self.ops]
-        self.reads = [[(self.index.get(v), d) for v, d in zip(o.operands, _deps(o))] for o in self.ops]
-        comps = strongly_connected(len(self.ops), lambda k: [s for s, _ in self.reads[k] if s is not None])
-        self.cyclic = {k for c in comps for k in c
-                       if len(c) > 1 or any(s == k for s, _ in self.reads[k])}
+        super().__init__(graph)
+        self.index = {value: k for k, o in enumerate(self.ops) for value in o.results}
 
 
 class _Lifter:
@@ -108,7 +96,9 @@ class _Lifter:
     def __init__(self, g: _Graph, step: str):
         self.g, self.step = g, step
         self.bound = g.bounds[g.steps.index(step)]
+        self.cyclic = cyclic_over(g, step)
         self.clones: dict = {}
+        self.created: list = []   # clones, erased at the end if a failed rewrite left them unread
         self.count = 0
 
     # -- windows ---------------------------------------------------------
@@ -167,7 +157,7 @@ class _Lifter:
             return self.clones[(k, kind)]
         g, o = self.g, self.g.ops[k]
         self.clones[(k, kind)] = None
-        if o.name not in ELEMENTWISE or len(o.results) != 1 or k in g.cyclic:
+        if o.name not in ELEMENTWISE or len(o.results) != 1 or k in self.cyclic:
             return None
         shape = tensor_shape(o.results[0].type)
         if not shape or self.window_of(shape[0]) != kind or any(_mentions(s, self.step) for s in shape[1:]):
@@ -178,6 +168,7 @@ class _Lifter:
         new = _create(o, o.name, [self.bound] + shape[1:], tensor_element_type(o.results[0].type),
                       operands, self._domain(k), _attrs(o))
         self.clones[(k, kind)] = new
+        self.created.append(new.owner)
         return new
 
     def _domain(self, k: int) -> list[str]:
@@ -187,12 +178,74 @@ class _Lifter:
     def run(self) -> None:
         g = self.g
         for k, o in enumerate(list(g.ops)):
-            if self.step not in g.domain[k] or k in g.cyclic or len(o.results) != 1:
+            if self.step not in g.domain[k] or k in self.cyclic or len(o.results) != 1:
                 continue
             if o.name == "sdg.linear_scan":
                 self._linear_scan(k)
             elif o.name == "sdg.reduce":
                 self._reduce(k)
+        for op in reversed(self.created):
+            if not list(op.results[0].uses):
+                op.erase()
+
+    def factor_out(self) -> None:
+        """`sum(a * w, 0)` over a window w, a constant along the window (an expand of
+        a value with axis 0 of size 1, read at the point: a gradient broadcast over
+        the window) -> `a[0] * sum(w, 0)`, whose sum lifts. The product stays
+        for its other readers, if any."""
+        g = self.g
+        for k, o in enumerate(list(g.ops)):
+            if o.name != "sdg.reduce" or _enum_name(o) != "sum" or self.step not in g.domain[k] \
+                    or k in self.cyclic:
+                continue
+            src, dep = g.reads[k][0]
+            if src is None or g.ops[src].name != "sdg.binary" or _enum_name(g.ops[src]) != "mul" \
+                    or dep != list(g.domain[src]) or src in self.cyclic:
+                continue
+            rank = len(tensor_shape(o.operands[0].type))
+            shape = tensor_shape(o.operands[0].type)
+            if not rank or [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])] != [0] \
+                    or self.window_of(shape[0]) is None:
+                continue
+            for c in range(2):
+                const = self._constant_along_window(src, c, shape)
+                if const is not None:
+                    self._factor(k, src, c, const)
+                    break
+
+    def _constant_along_window(self, mul: int, i: int, shape: list[str]):
+        """(value, components) of x if operand i of `mul` is `expand(x)` to `shape` with
+        x's axis 0 of size 1, read at the point."""
+        g = self.g
+        src, dep = g.reads[mul][i]
+        if src is None or g.ops[src].name != "sdg.expand" or dep != list(g.domain[src]):
+            return None
+        if tensor_shape(g.ops[src].results[0].type) != shape:
+            return None
+        x_dep = g.reads[src][0][1]
+        x_shape = tensor_shape(_read_type(g.ops[src].operands[0], tuple(x_dep)))
+        if len(x_shape) != len(shape) or x_shape[0] != "1" or any(_mentions(a, self.step) for a in x_shape):
+            return None
+        return g.ops[src].operands[0], x_dep
+
+    def _factor(self, k: int, mul: int, i: int, const) -> None:
+        g, o = self.g, self.g.ops[k]
+        elem = tensor_element_type(o.results[0].type)
+        other = (g.ops[mul].operands[1 - i], g.reads[mul][1 - i][1])
+        if tensor_element_type(const[0].type) != elem or tensor_element_type(other[0].type) != elem:
+            return
+        keep = "keepdim" in o.attributes
+        dom = list(g.domain[k])
+        summed = _create(o, "sdg.reduce", tensor_shape(o.results[0].type), elem, [other], dom, _attrs(o))
+        factor = const
+        if not keep:
+            x_shape = tensor_shape(_read_type(const[0], tuple(const[1])))
+            factor = (_create(o, "sdg.squeeze", x_shape[1:], elem, [const], dom,
+                              {"dim": ir.IntegerAttr.get(I64(), 0)}), dom)
+        new = _create(o, "sdg.binary", tensor_shape(o.results[0].type), elem, [factor, (summed, dom)], dom,
+                      {"kind": g.ops[mul].attributes["kind"]})
+        o.results[0].replace_all_uses_with(new)
+        self.count += 1
 
     def _linear_scan(self, k: int) -> None:
         o = self.g.ops[k]
@@ -244,7 +297,7 @@ class _Lifter:
         g = self.g
         src, dep = g.reads[k][0]
         if src is None or g.ops[src].name != "sdg.binary" or _enum_name(g.ops[src]) != "mul" \
-                or dep != list(g.domain[src]) or src in g.cyclic:
+                or dep != list(g.domain[src]) or src in self.cyclic:
             return None
         shape = tensor_shape(g.ops[src].results[0].type)
         for w in range(2):
@@ -381,11 +434,15 @@ class SdgLift(ModulePass):
                                   f"{ir.StringAttr(graph.attributes['sym_name']).value} "
                                   f"(steps: {', '.join(steps) or 'none'})", graph)
             for step in (wanted or steps):
+                with graph.context:
+                    factored = _Lifter(_Graph(graph), step)
+                    factored.factor_out()
+                    self.num_lifted += factored.count
                 lifter = _Lifter(_Graph(graph), step)
                 with graph.context:
                     lifter.run()
                 self.num_lifted += lifter.count
-                if lifter.count:
+                if lifter.count or factored.count:
                     _erase_dead(graph)
 
 

@@ -123,19 +123,47 @@ class _View:
                     self.readers[src].append((k, i))
 
 
+def cyclic_over(g: _View, step: str) -> set[int]:
+    """The ops on a cycle of `g` once reads into the strict past of another
+    past-only step (`W[i - 1]` when t is `step`) are left out: a chain of reads
+    through an earlier point of such a step never comes back to the same point
+    of it, so those cycles do not tie the points of `step` together."""
+    past = _past_only_steps(g, step)
+    edges = [[s for s, dep in g.reads[k] if s is not None and not _into_the_past(g, s, dep, past)]
+             for k in range(len(g.ops))]
+    comps = strongly_connected(len(g.ops), lambda k: edges[k])
+    return {k for c in comps for k in c if len(c) > 1 or k in edges[k]}
+
+
+def _past_only_steps(g: _View, step: str) -> set[str]:
+    """Steps other than `step` that every read indexes at the identity or an
+    earlier point (`i`, `i - 1`)."""
+    out = set(g.steps) - {step}
+    for reads in g.reads:
+        for src, dep in reads:
+            if src is None or len(dep) != len(g.domain[src]):
+                continue
+            for e, c in zip(g.domain[src], dep):
+                if e in out and _shift(c, e) is None:
+                    out.discard(e)
+    return out
+
+
+def _into_the_past(g: _View, src: int, dep: list[str], past: set[str]) -> bool:
+    """Whether a read goes to a strictly earlier point of a past-only step."""
+    if len(dep) != len(g.domain[src]):
+        return False
+    return any(e in past and (_shift(c, e) or 0) < 0 for e, c in zip(g.domain[src], dep))
+
+
 class _Plan:
     """The ops over one step to vectorize (see the module doc)."""
 
     def __init__(self, g: _View, step: str):
         self.g, self.step = g, step
         self.bound = g.bounds[g.steps.index(step)]
-        n = len(g.ops)
-        past = self._past_only_steps()
-        edges = [[s for s, dep in g.reads[k] if s is not None and not self._into_the_past(s, dep, past)]
-                 for k in range(n)]
-        comps = strongly_connected(n, lambda k: edges[k])
-        cyclic = {k for c in comps for k in c if len(c) > 1 or k in edges[k]}
-        chosen = {k for k in range(n) if k not in cyclic and self._candidate(k)}
+        cyclic = cyclic_over(g, step)
+        chosen = {k for k in range(len(g.ops)) if k not in cyclic and self._candidate(k)}
         changed = True
         while changed:   # drop ops read by someone outside other than through the whole range
             changed = False
@@ -146,29 +174,6 @@ class _Plan:
                     chosen.discard(k)
                     changed = True
         self.chosen = chosen
-
-    def _past_only_steps(self) -> set[str]:
-        """Steps other than ours that every read indexes at the identity or an
-        earlier point (`i`, `i - 1`): a chain of reads that goes through an
-        earlier point of one never comes back to the same point of it."""
-        g = self.g
-        out = set(g.steps) - {self.step}
-        for reads in g.reads:
-            for src, dep in reads:
-                if src is None or len(dep) != len(g.domain[src]):
-                    continue
-                for e, c in zip(g.domain[src], dep):
-                    if e in out and _shift(c, e) is None:
-                        out.discard(e)
-        return out
-
-    def _into_the_past(self, src: int, dep: list[str], past: set[str]) -> bool:
-        """Whether a read goes to a strictly earlier point of a past-only step:
-        such an edge is on no cycle between points with the same other
-        coordinates, so it does not stop vectorizing over our step."""
-        if len(dep) != len(self.g.domain[src]):
-            return False
-        return any(e in past and (_shift(c, e) or 0) < 0 for e, c in zip(self.g.domain[src], dep))
 
     def _component(self, src: int, dep: list[str]) -> str | None:
         dom = self.g.domain[src]

@@ -19,7 +19,7 @@ from . import dtypes as dt
 from .errors import TidalError
 from .graph import lift, make, resolve_program, symbol_value
 from .ops_elementwise import astype, binary, exp, log
-from .shapes import broadcast, norm_dim, norm_dims, numel, static
+from .shapes import broadcast, norm_dim, norm_dims, numel, provably, static
 from .tensor import RecurrentTensor
 
 __all__ = ["reduce", "sum", "prod", "mean", "amax", "amin", "any", "all", "argmax", "argmin", "scan",
@@ -246,16 +246,16 @@ def discounted_sum(x: Any, gamma: Any, dim: int = 0, keepdim: bool = False) -> R
     reverse `linear_scan(gamma, x)`.
     """
     from .creation import arange
-    from .ops_shape import take, unsqueeze
+    from .ops_shape import pad, take, unsqueeze
 
     x = _tensor(x, "discounted_sum")
     d = norm_dim(dim, x.ndim, "discounted_sum dim")
     program = x.program
     if isinstance(gamma, RecurrentTensor) and gamma.ndim != 0:
-        if static(x.shape[d]) == 0:
-            raise TidalError("discounted_sum with per-step discounts over an empty dim",
-                             "the summed dim must have at least one element")
-        out = take(linear_scan(gamma, x, d, reverse=True), d, 0)
+        scan = linear_scan(gamma, x, d, reverse=True)
+        if not provably(x.shape[d] >= 1):   # may be empty (x[max(0, t - 2):t]): one zero more, read first
+            scan = pad(scan, (0, 1), dim=d)
+        out = take(scan, d, 0)
         return unsqueeze(out, d) if keepdim else out
     dtype = dt.promote([x.dtype] + ([] if not isinstance(gamma, RecurrentTensor) else [gamma.dtype]),
                        [] if isinstance(gamma, RecurrentTensor) else [2])

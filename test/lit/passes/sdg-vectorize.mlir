@@ -79,18 +79,49 @@ sdg.graph @refused dims [t < T] {
 // -----
 
 // Refused: a matmul whose batched right operand is a vector (a batch of vectors
-// on the right would be read as a matrix), and a take at the step itself.
+// on the right would be read as a matrix), and takes at the step itself that are
+// not the whole value (another axis; an axis longer than T).
 // CHECK-LABEL: sdg.graph @matvec
 // CHECK: sdg.matmul %{{.*}}[], %{{.*}}[t] domain [t]
+// CHECK: sdg.take 1 at <t> %{{.*}}[] domain [t]
 // CHECK: sdg.take 0 at <t> %{{.*}}[] domain [t]
 sdg.graph @matvec dims [t < T] {
   %a = sdg.input "a" domain [] : !tidal.tensor<[2, 4], f32>
   %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
   %y = sdg.matmul %a[], %x[t] domain [t] : (!tidal.tensor<[2, 4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[2], f32>
   %s = sdg.reduce sum [0] %y[0:T] domain [] : (!tidal.tensor<[2], f32>) -> !tidal.tensor<[2], f32>
-  %b = sdg.input "b" domain [] : !tidal.tensor<[T], f32>
-  %k = sdg.take 0 at <t> %b[] domain [t] : (!tidal.tensor<[T], f32>) -> !tidal.tensor<[], f32>
-  %q = sdg.reduce sum [0] %k[0:T] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
+  %b = sdg.input "b" domain [] : !tidal.tensor<[2, T], f32>
+  %k = sdg.take 1 at <t> %b[] domain [t] : (!tidal.tensor<[2, T], f32>) -> !tidal.tensor<[2], f32>
+  %q = sdg.reduce sum [0] %k[0:T] domain [] : (!tidal.tensor<[2], f32>) -> !tidal.tensor<[2], f32>
+  %c = sdg.input "c" domain [] : !tidal.tensor<[T + 1], f32>
+  %l = sdg.take 0 at <t> %c[] domain [t] : (!tidal.tensor<[T + 1], f32>) -> !tidal.tensor<[], f32>
+  %r = sdg.reduce sum [0] %l[0:T] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
   sdg.output "s" %s[] domain [] : !tidal.tensor<[2], f32>
-  sdg.output "q" %q[] domain [] : !tidal.tensor<[], f32>
+  sdg.output "q" %q[] domain [] : !tidal.tensor<[2], f32>
+  sdg.output "r" %r[] domain [] : !tidal.tensor<[], f32>
+}
+
+// -----
+
+// A take at the step of a value without it whose axis 0 has the step's bound
+// (a lifted scan read at t): for all t it is the whole value, read directly
+// when the take read it at the identity, else through a slice of all of it.
+// CHECK-LABEL: sdg.graph @take_all
+// CHECK-NOT: sdg.take
+// CHECK: %[[B:.*]] = sdg.input "b" domain [] : !tidal.tensor<[T, 3], f32>
+// CHECK: %[[E:.*]] = sdg.unary exp %[[B]][] domain [] : (!tidal.tensor<[T, 3], f32>) -> !tidal.tensor<[T, 3], f32>
+// CHECK: sdg.reduce sum [0] %[[E]][] domain []
+// CHECK: %[[C:.*]] = sdg.input "c" domain [i] : !tidal.tensor<[T], f32>
+// CHECK: %[[S:.*]] = sdg.slice 0 at <0> %[[C]][i - 1] domain [i] : (!tidal.tensor<[T], f32>) -> !tidal.tensor<[T], f32>
+// CHECK: sdg.reduce sum [0] %[[S]][i] domain [i]
+sdg.graph @take_all dims [i < I, t < T] {
+  %b = sdg.input "b" domain [] : !tidal.tensor<[T, 3], f32>
+  %k = sdg.take 0 at <t> %b[] domain [t] : (!tidal.tensor<[T, 3], f32>) -> !tidal.tensor<[3], f32>
+  %e = sdg.unary exp %k[t] domain [t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %q = sdg.reduce sum [0] %e[0:T] domain [] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %c = sdg.input "c" domain [i] : !tidal.tensor<[T], f32>
+  %l = sdg.take 0 at <t> %c[i - 1] domain [i, t] : (!tidal.tensor<[T], f32>) -> !tidal.tensor<[], f32>
+  %r = sdg.reduce sum [0] %l[i, 0:T] domain [i] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
+  sdg.output "q" %q[] domain [] : !tidal.tensor<[3], f32>
+  sdg.output "r" %r[i] domain [i] : !tidal.tensor<[], f32>
 }

@@ -293,6 +293,8 @@ class Desc:
             ax = "0" if nl == 1 else "(0, 1)"
             if k == "dsum":
                 return f"{a[0]}.discounted_sum({at['gamma']}, dim=0)"
+            if k == "dsteps":
+                return f"{a[0]}.discounted_sum(td.sigmoid({a[0]}), dim=0)"
             if k == "cumsum_take":
                 d = at["dim"]
                 lead = "" if at.get("short") else ":, " * len(self.node(n.args[0]).domain)

@@ -299,6 +299,12 @@ class Evaluator:
             x = xp.asarray(x, dtype=np.float64)
             w = n.attrs["gamma"] ** np.arange(x.shape[0], dtype=np.float64)
             return xp.sum(x * xp.asarray(w).reshape((-1,) + (1,) * (x.ndim - 1)), axis=0)
+        if k == "dsteps":       # sum_k sigmoid(x[0]) ... sigmoid(x[k - 1]) x[k], from the end
+            x = xp.asarray(x, dtype=np.float64)
+            a, out = 1.0 / (1.0 + xp.exp(-x)), xp.zeros(x.shape[1:])
+            for j in range(x.shape[0] - 1, -1, -1):
+                out = x[j] + a[j] * out
+            return out
         if k == "cumsum_take":
             c = xp.cumsum(xp.asarray(x) if kind_of(dt) == "f" else xp.asarray(x).astype(np.int64), axis=0)
             return c[env[n.attrs["dim"]]]

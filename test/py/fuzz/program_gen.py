@@ -3,10 +3,12 @@
 `programs()` draws the dims ((t,) or (i, t)), 1-3 inputs of any dtype, then a
 few *steps*, each one feature (elementwise expressions, spatial reductions,
 matmul with params, clamped/constant point reads, windows, prefixes,
-suffixes, n-step and full slices reduced over time, recurrences by cases
-forward or backward of order 1-3 with base cases and conditional resets,
-conditional definitions, UDFs, random ops, symbols), then outputs (some
-conditional) and, for some float programs, gradients of a sum of an output.
+suffixes, n-step and full slices reduced over time (sums, extrema, discounted
+sums with a constant or per-step discount), recurrences by cases forward or
+backward of order 1-3 with base cases and conditional resets, conditional
+definitions, UDFs, random ops, symbols), then outputs (some conditional, some
+a derived value read over a whole dim or reduced over a prefix/suffix of one)
+and, for some float programs, gradients of a sum of an output.
 
 Valid by construction: every node tracks the rim of its domain where it is
 undefined (`margin`: reads `x[t + 1]` are undefined at t = T - 1); only
@@ -394,6 +396,15 @@ def programs(draw, max_steps: int = 10):
         d = g.pick(desc.nodes[v].domain)
         r = g.treduce(g.index(v, [("full", 1) if x == d else ("id",) for x in desc.nodes[v].domain]))
         desc.stmts.append(("output", "ow", r, None))
+    if floats and "lift_window" not in EXCLUDE and g.chance(0.3):
+        # a reduction over a prefix x[0:t + 1] or suffix x[t:T], maybe through an
+        # elementwise op: what sdg-lift turns into one scan over the whole dim
+        i = g.pick(floats)
+        d = g.pick(desc.nodes[i].domain)
+        ix = g.index(i, [g.pick([("prefix",), ("suffix",)]) if x == d else ("id",) for x in desc.nodes[i].domain])
+        if g.chance(0.5):
+            ix = g.unary(g.pick(FLOAT_UNARY), ix)
+        desc.stmts.append(("output", "ol", g.treduce(ix), None))
     if temporal and "cond_output" not in EXCLUDE and g.chance(0.2):
         i = g.pick(temporal)
         d = g.pick(desc.nodes[i].domain)
@@ -461,6 +472,8 @@ def features(desc: Desc) -> set:
             f.add("cond_output")
         if s[0] == "output" and s[1] == "ow":
             f.add("whole_range")
+        if s[0] == "output" and s[1] == "ol":
+            f.add("lift_window")
         if s[0] == "grad":
             f.add("grad")
     idx = [n for n in desc.nodes if n.op == "index" and all(c[0] in ("const", "last", "id") for c in n.attrs["comps"])]

@@ -84,7 +84,8 @@ class TemporalReads:
         n = self.n(ix)
         nlead = sum(1 for s in n.shape if s == "S")
         base = n.shape[nlead:]
-        table = {"f": ["sum", "mean", "max", "min", "prod", "dsum"], "i": ["sum", "max", "min", "mean", "dsum"],
+        table = {"f": ["sum", "mean", "max", "min", "prod", "dsum", "dsteps"],
+                 "i": ["sum", "max", "min", "mean", "dsum"],
                  "b": ["any", "all", "sum"]}[n.kind]
         if prefix_dim is not None and n.kind == "f" and self.chance(0.5):
             table = ["cumsum_take"]
@@ -92,12 +93,14 @@ class TemporalReads:
         if "empty_extremum" in EXCLUDE and any(c[0].endswith("_excl") for c in self.n(read).attrs["comps"]):
             table = [x for x in table if x not in ("max", "min")]  # F1 (numpy backend)
         k = self.pick(table)
-        if nlead > 1 and k in ("dsum", "cumsum_take"):
+        if nlead > 1 and k in ("dsum", "dsteps", "cumsum_take"):
             k = "sum"
         attrs = {"kind": k, "nlead": nlead}
         if k == "dsum":
             attrs["gamma"] = self.pick([0.9, 0.5])
             dtype = weak(n.dtype, attrs["gamma"])
+        elif k == "dsteps":     # per-step discounts sigmoid(x): a reverse linear_scan
+            dtype = n.dtype
         elif k == "cumsum_take":
             attrs.update(dim=prefix_dim, short=len(n.domain) == 1 and self.chance(0.5))
             dtype = probe(lambda z: np.cumsum(z, axis=0), n.dtype)
