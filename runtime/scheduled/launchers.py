@@ -322,6 +322,24 @@ class LauncherGen:
         self.kernel_launch(node, opdef, specs, kname, statics, leaves, pad, lines)
         return True
 
+    def value_call(self, node: Node, opdef: OpDef, edge, kname: str, pad: str, lines: list) -> str | None:
+        """Emits a jitted read of `edge`'s operand as a value (a traced merge
+        branch, selected before one write); its variable, or None if impossible."""
+        from .jax_backend import OutSpec, mask_identity
+        if self.backend != "jax" or not opdef.jit_ok or len(node.result_shapes or [[]]) != 1 \
+                or not self.plan(node.index, 0).static_shape:
+            return None
+        leaves, statics, pre, sizes = [], [], [], []
+        spec = self.lazy_operand(node, edge, opdef, None, mask_identity(opdef), leaves, statics, pre, sizes)
+        if spec is None or any(varying for _, varying in sizes):
+            return None
+        self.kernels[kname] = (opdef, [spec], OutSpec(False))
+        lines += [pad + p for p in pre]
+        var = self.tmp("v")
+        static = "(" + "".join(s + ", " for s in statics) + ")"
+        lines.append(f"{pad}{var} = {kname}({', '.join([static] + leaves)})")
+        return var
+
     def kernel_launch(self, node: Node, opdef: OpDef, specs: list, kname: str, statics: list,
                       leaves: list, pad: str, lines: list) -> None:
         """Registers kernel `kname` and emits its launch writing the node's
