@@ -59,14 +59,12 @@ from typing import ClassVar
 
 from mlir import ir
 
-from tidal.dialects import ops_named
-from tidal.dialects.attrs import expr_attr, index_attr, index_components, tensor_element_type, tensor_shape, \
-    tensor_type
+from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape, tensor_type
 from tidal.symbolic import Const, SymbolicError, parse, simplify, to_text
 
-from .base import ModulePass, PassFailure, option
+from .base import ModulePass, option
 from .sdg_fuse import _read_type
-from .sdg_vectorize import _mentions, _View, cyclic_over
+from .sdg_vectorize import _mentions, _View, cyclic_over, graph_steps
 
 __all__ = ["SdgLift"]
 
@@ -155,7 +153,7 @@ class _Lifter:
         """Elementwise op k (over the window) computed over the whole range, or None."""
         if (k, kind) in self.clones:
             return self.clones[(k, kind)]
-        g, o = self.g, self.g.ops[k]
+        o = self.g.ops[k]
         self.clones[(k, kind)] = None
         if o.name not in ELEMENTWISE or len(o.results) != 1 or k in self.cyclic:
             return None
@@ -423,27 +421,15 @@ class SdgLift(ModulePass):
 
     def run(self, op: ir.Operation) -> None:
         self.num_lifted = 0   # for tests and callers
-        wanted = [s.strip() for s in self.dims.split(",") if s.strip()]
-        for graph in ops_named(op, "sdg.graph"):
-            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
-                raise PassFailure("sdg-lift expects an sdg.graph with one block", graph)
-            steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
-            unknown = [s for s in wanted if s not in steps]
-            if unknown:
-                raise PassFailure(f"sdg-lift: no step {', '.join(unknown)} in @"
-                                  f"{ir.StringAttr(graph.attributes['sym_name']).value} "
-                                  f"(steps: {', '.join(steps) or 'none'})", graph)
-            for step in (wanted or steps):
-                with graph.context:
-                    factored = _Lifter(_Graph(graph), step)
-                    factored.factor_out()
-                    self.num_lifted += factored.count
+        for graph, step in graph_steps(op, self.dims, self.name):
+            with graph.context:
+                factored = _Lifter(_Graph(graph), step)
+                factored.factor_out()
                 lifter = _Lifter(_Graph(graph), step)
-                with graph.context:
-                    lifter.run()
-                self.num_lifted += lifter.count
-                if lifter.count or factored.count:
-                    _erase_dead(graph)
+                lifter.run()
+            self.num_lifted += factored.count + lifter.count
+            if lifter.count or factored.count:
+                _erase_dead(graph)
 
 
 def _erase_dead(graph: ir.Operation) -> None:

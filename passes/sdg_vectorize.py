@@ -60,7 +60,7 @@ from .base import ModulePass, PassFailure, option
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
 
-__all__ = ["SdgVectorize"]
+__all__ = ["SdgVectorize", "graph_steps", "cyclic_over"]
 
 ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
 # ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis)
@@ -252,21 +252,29 @@ class SdgVectorize(ModulePass):
 
     def run(self, op: ir.Operation) -> None:
         self.num_vectorized = 0   # for tests and callers
-        wanted = [s.strip() for s in self.dims.split(",") if s.strip()]
-        for graph in ops_named(op, "sdg.graph"):
-            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
-                raise PassFailure("sdg-vectorize expects an sdg.graph with one block", graph)
-            steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
-            unknown = [s for s in wanted if s not in steps]
-            if unknown:
-                raise PassFailure(f"sdg-vectorize: no step {', '.join(unknown)} in @"
-                                  f"{ir.StringAttr(graph.attributes['sym_name']).value} "
-                                  f"(steps: {', '.join(steps) or 'none'})", graph)
-            for step in (wanted or list(reversed(steps))):
-                plan = _Plan(_View(graph), step)
-                if plan.chosen:
-                    _rewrite(plan)
-                    self.num_vectorized += len(plan.chosen)
+        for graph, step in graph_steps(op, self.dims, self.name, innermost_first=True):
+            plan = _Plan(_View(graph), step)
+            if plan.chosen:
+                _rewrite(plan)
+                self.num_vectorized += len(plan.chosen)
+
+
+def graph_steps(op: ir.Operation, dims: str, pass_name: str, innermost_first: bool = False):
+    """(graph, step) for each sdg.graph under `op` and each step named in `dims`
+    (comma-separated; default: every step of the graph), or a PassFailure at the
+    graph for a step it does not have."""
+    wanted = [s.strip() for s in dims.split(",") if s.strip()]
+    for graph in ops_named(op, "sdg.graph"):
+        if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
+            raise PassFailure(f"{pass_name} expects an sdg.graph with one block", graph)
+        steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
+        unknown = [s for s in wanted if s not in steps]
+        if unknown:
+            raise PassFailure(f"{pass_name}: no step {', '.join(unknown)} in @"
+                              f"{ir.StringAttr(graph.attributes['sym_name']).value} "
+                              f"(steps: {', '.join(steps) or 'none'})", graph)
+        for step in (wanted or (list(reversed(steps)) if innermost_first else steps)):
+            yield graph, step
 
 
 def _rewrite(plan: _Plan) -> None:

@@ -14,29 +14,35 @@ from program_gen import programs
 from test_fuzz_fusion import agree
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
-PLAIN = tuple(p for p in DEFAULT_SDG_PASSES if p != "sdg-vectorize")
 
-
-def test_vectorize_on_random_programs(request):
-    seen = {"programs": 0, "vectorized": 0}
+def pass_on_random_programs(request, name: str, previous: str) -> dict:
+    """Random programs compiled with the default pipeline and without pass `name`
+    agree at two sets of bounds (jax too where the pass changed the IR, i.e. its
+    stage differs from stage `previous`); returns how many it changed."""
+    without = tuple(p for p in DEFAULT_SDG_PASSES if p != name)
+    seen = {"programs": 0, "changed": 0}
 
     @pass_settings(request.config)
     @given(data=st.data())
     def run(data):
         desc = data.draw(programs(), label="program")
         p, _ = build(desc)
-        vec = p.compile(backend="numpy")
-        plain = p.compile(backend="numpy", passes=PLAIN)
+        on = p.compile(backend="numpy")
+        off = p.compile(backend="numpy", passes=without)
         seen["programs"] += 1
-        changed = vec.stages["sdg-vectorize"] != vec.stages["cse"]
-        seen["vectorized"] += changed
+        changed = on.stages[name] != on.stages[previous]
+        seen["changed"] += changed
         for bounds in ({d.upper(): desc.min_bound[d] + 1 for d in desc.dims},
                        {d.upper(): desc.min_bound[d] + 3 for d in desc.dims}):
-            agree(p, plain, vec, bounds, make_inputs(desc, bounds, 0), "sdg-vectorize", exact=False,
-                  with_jax=changed)
+            agree(p, off, on, bounds, make_inputs(desc, bounds, 0), name, exact=False, with_jax=changed)
 
     run()
-    print("\nvectorize:", seen)
+    print(f"\n{name}:", seen)
+    return seen
+
+
+def test_vectorize_on_random_programs(request):
+    seen = pass_on_random_programs(request, "sdg-vectorize", "sdg-lift")
     # the generator reads some derived values only over all of a dim ("whole_range");
     # test_vectorize_programs.py generates longer such chains on purpose
-    assert seen["vectorized"] >= max(1, seen["programs"] // 10), seen
+    assert seen["changed"] >= max(1, seen["programs"] // 10), seen
