@@ -125,7 +125,9 @@ def is_safe(sched: GraphSchedule, node: int, result: int, axes: list[AxisPlan]) 
     same_slot = same_slot.intersect_domain(domain).intersect_range(domain)
     theta = sched.schedule_map()
     theta_p = theta.intersect_domain(isl.UnionSet.from_set(domain))
-    later = theta_p.lex_lt_union_map(theta_p)                  # p -> p' written after p
+    # times that tie (instances the schedule leaves unordered: the loops isl
+    # generates order them anyhow, F16) count as possibly after
+    later = theta_p.lex_le_union_map(theta_p)                  # p -> p' written after p
     overwrite = isl.UnionMap.from_map(same_slot).intersect(later)
     readers = None
     for sink, number, m in sched.validity:
@@ -137,7 +139,7 @@ def is_safe(sched: GraphSchedule, node: int, result: int, axes: list[AxisPlan]) 
     if readers is None:
         return True
     theta_q = theta.intersect_domain(readers.domain())
-    q_after = theta_q.lex_gt_union_map(theta_p)               # q -> p' with p' before q
+    q_after = theta_q.lex_ge_union_map(theta_p)               # q -> p' with p' before q
     bad = readers.apply_range(overwrite).intersect(q_after)
     return bool(bad.is_empty())
 
