@@ -129,3 +129,20 @@ def test_reinforce_mc_returns_are_one_reverse_scan_per_iteration():
         np.testing.assert_allclose(np.asarray(a[k], np.float64), np.asarray(b[k], np.float64),
                                    rtol=1e-4, atol=1e-5, err_msg=k)
     assert exe.compiled._gen.untraced == {}   # the whole iteration loop runs inside XLA
+
+
+def test_mc_and_nstep_returns_are_scheduled_differently():
+    """TEMPO section 7.4, with the default pipeline (lifting and vectorization on):
+    Monte-Carlo returns are one scan per iteration after the episode's loop (no
+    t in its schedule point), n-step returns run inside the episode's loop,
+    n - 1 steps behind the step being acted (`t = c1 - (n - 1)`)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
+    import reinforce
+
+    mc = reinforce.build(B=4, hidden=8, returns="mc").compile(backend="numpy").schedule().splitlines()
+    scans = [line for line in mc if "sdg.linear_scan" in line]
+    assert scans and all("[i = " in line and "t =" not in line for line in scans), scans
+    for n in (3, 5):
+        lines = reinforce.build(B=4, hidden=8, returns="nstep", n=n).compile(backend="numpy").schedule()
+        behind = [line for line in lines.splitlines() if "reduce sum)" in line and f"t = c1 - {n - 1}]" in line]
+        assert behind, lines
