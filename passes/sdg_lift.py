@@ -63,7 +63,7 @@ from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, ten
 from tidal.symbolic import Const, SymbolicError, parse, simplify, to_text
 
 from .base import ModulePass, option
-from .sdg_fuse import _read_type
+from .sdg_fuse import _read_type, _slice
 from .sdg_vectorize import _mentions, _View, cyclic_over, graph_steps
 
 __all__ = ["SdgLift"]
@@ -136,7 +136,9 @@ class _Lifter:
         if self._read_window(src, dep) == kind:
             pos = g.domain[src].index(step)
             return value, dep[:pos] + [f"0:{self.bound}"] + dep[pos + 1:]
-        read = tensor_shape(_read_type(value, tuple(dep)))
+        read = _read_shape(value, dep)
+        if read is None:
+            return None
         if not any(_mentions(x, step) for x in dep):   # constant along the window: broadcasts
             if len(read) < rank or (len(read) == rank and read[0] == "1"):
                 return value, dep
@@ -221,8 +223,8 @@ class _Lifter:
         if tensor_shape(g.ops[src].results[0].type) != shape:
             return None
         x_dep = g.reads[src][0][1]
-        x_shape = tensor_shape(_read_type(g.ops[src].operands[0], tuple(x_dep)))
-        if len(x_shape) != len(shape) or x_shape[0] != "1" or any(_mentions(a, self.step) for a in x_shape):
+        x_shape = _read_shape(g.ops[src].operands[0], x_dep)
+        if x_shape is None or len(x_shape) != len(shape) or x_shape[0] != "1" or any(_mentions(a, self.step) for a in x_shape):
             return None
         return g.ops[src].operands[0], x_dep
 
@@ -237,7 +239,7 @@ class _Lifter:
         summed = _create(o, "sdg.reduce", tensor_shape(o.results[0].type), elem, [other], dom, _attrs(o))
         factor = const
         if not keep:
-            x_shape = tensor_shape(_read_type(const[0], tuple(const[1])))
+            x_shape = _read_shape(const[0], const[1])
             factor = (_create(o, "sdg.squeeze", x_shape[1:], elem, [const], dom,
                               {"dim": ir.IntegerAttr.get(I64(), 0)}), dom)
         new = _create(o, "sdg.binary", tensor_shape(o.results[0].type), elem, [factor, (summed, dom)], dom,
@@ -262,11 +264,13 @@ class _Lifter:
     def _reduce(self, k: int) -> None:
         g, o = self.g, self.g.ops[k]
         red = _enum_name(o)
-        rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1]))))
+        read = _read_shape(o.operands[0], g.reads[k][0][1])
+        if read is None:
+            return
+        rank = len(read)
         dims = [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])] if rank else []
         if dims != [0] or red not in SCAN_OF:
             return
-        read = tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1])))
         kind = self.window_of(read[0])
         if kind is None:
             return
@@ -301,7 +305,7 @@ class _Lifter:
         for w in range(2):
             gamma = self._powers(src, w, len(shape))
             if gamma is not None:
-                x_read = tensor_shape(_read_type(g.ops[src].operands[1 - w], tuple(g.reads[src][1 - w][1])))
+                x_read = _read_shape(g.ops[src].operands[1 - w], g.reads[src][1 - w][1])
                 if x_read != shape:
                     return None
                 x = self.lifted(src, 1 - w, "suffix", len(shape))
@@ -323,8 +327,8 @@ class _Lifter:
             return None
         (gs, gdep), (ks, kdep) = g.reads[src]
         pw = g.ops[src]
-        gamma_read = tensor_shape(_read_type(pw.operands[0], tuple(gdep)))
-        if gamma_read or any(_mentions(x, step) for x in gdep):
+        gamma_read = _read_shape(pw.operands[0], gdep)
+        if gamma_read is None or gamma_read or any(_mentions(x, step) for x in gdep):
             return None
         while ks is not None and g.ops[ks].name == "sdg.cast" and kdep == list(g.domain[ks]):
             ks, kdep = g.reads[ks][0]
@@ -374,6 +378,14 @@ class _Lifter:
                           {"dim": ir.IntegerAttr.get(I64(), 0), "index": expr_attr(self.step, o.context)})
         o.results[0].replace_all_uses_with(new)
         self.count += 1
+
+
+def _read_shape(value: ir.Value, dep) -> list[str] | None:
+    """The shape of `value` read at `dep` (one leading axis per slice), or None
+    for a read this pass does not handle (a strided slice)."""
+    if any(":" in c and _slice(c) is None for c in dep):
+        return None
+    return tensor_shape(_read_type(value, tuple(dep)))
 
 
 def _expr(op: ir.Operation, name: str):

@@ -214,7 +214,7 @@ class _Plan:
         """A `take 0 at <d>` of a value without d whose axis 0 has d's bound: for
         all points of d it takes the whole value (a lifted scan read at d)."""
         o, (src, dep) = self.g.ops[k], self.g.reads[k][0]
-        if self.batched(src) or ir.IntegerAttr(o.attributes["dim"]).value != 0:
+        if self.batched(src) or ir.IntegerAttr(o.attributes["dim"]).value != 0 or any(c.count(":") > 1 for c in dep):
             return False
         try:
             index = parse(expr_text(o.attributes["index"])).same(parse(self.step))

@@ -104,3 +104,14 @@ sdg.graph @refused dims [t < T] {
   sdg.output "bs" %bs[t] domain [t] : !tidal.tensor<[4], f32>
   sdg.output "c" %c[t] domain [t] : !tidal.tensor<[4], f32>
 }
+
+// -----
+
+// Refused without failing: a strided read (fuzz finding F17: sdg-lift raised on it).
+// CHECK-LABEL: sdg.graph @strided
+// CHECK: sdg.reduce sum [0] %{{.*}}[0:I:2, t] domain [t]
+sdg.graph @strided dims [i < I, t < T] {
+  %x = sdg.input "x" domain [i, t] : !tidal.tensor<[], f32>
+  %s = sdg.reduce sum [0] %x[0:I:2, t] domain [t] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
+  sdg.output "s" %s[t] domain [t] : !tidal.tensor<[], f32>
+}

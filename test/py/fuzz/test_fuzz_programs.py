@@ -58,6 +58,11 @@ def test_random_programs(request):
             assume(False)
         except AssertionError as e:
             status = "FAIL " + str(e).splitlines()[0][:150]
+            if os.environ.get("TIDAL_FUZZ_LOG"):   # the first failure in full, before shrinking
+                path = os.environ["TIDAL_FUZZ_LOG"] + ".fail.md"
+                if not os.path.exists(path):
+                    with open(path, "w") as f:
+                        f.write(f"# bounds {bounds}, seed {seed}\n```\n{desc.repro()}```\n```\n{e}\n```\n")
             raise
         finally:
             if os.environ.get("TIDAL_FUZZ_LOG"):  # one line per example, for long runs
