@@ -31,11 +31,14 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # sdg passes every compile runs after rt-to-sdg (pipeline elements, with options):
 # dead code goes first; upstream CSE then merges ops equal in kind, operands
 # and dependences (a decode's per-layer copies of `t` cast to f32, its RoPE
-# tables); vectorization next (ops over a temporal dim whose readers need all
+# tables); matmul chains are reassociated while every op still runs per point
+# (its cost model sums per-point costs); lifting then replaces window
+# reductions and scans by whole-range scans, which removes the window reads
+# that would stop vectorization; vectorization next (ops over a temporal dim whose readers need all
 # of it become one batched op: a learner's backward pass after the episode),
 # before fusion, so that the batched ops fuse; fusion last, so that it groups
 # what is left.
-DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "cse", "sdg-lift", "sdg-vectorize", "sdg-fuse")
+DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "cse", "sdg-reassociate", "sdg-lift", "sdg-vectorize", "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:

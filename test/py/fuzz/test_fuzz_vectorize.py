@@ -46,3 +46,11 @@ def test_vectorize_on_random_programs(request):
     # the generator reads some derived values only over all of a dim ("whole_range");
     # test_vectorize_programs.py generates longer such chains on purpose
     assert seen["changed"] >= max(1, seen["programs"] // 10), seen
+
+
+def test_reassociate_on_random_programs(request):
+    # the generator's matmuls with parameters rarely form a chain of two read at the
+    # point: this checks that the pass changes no result (test_reassociate_programs.py
+    # generates chains on purpose and checks when it rewrites)
+    seen = pass_on_random_programs(request, "sdg-reassociate", "cse")
+    assert seen["programs"] >= 1, seen
