@@ -186,10 +186,10 @@ def _scan(node, y, g, needed):
 
 def _shifted(x, d: int, toward_end: bool):
     """x moved one position along d (toward the end or the start), a zero filling the gap."""
-    n = x.shape[d]
+    n = x.shape[d]     # pad, then slice n: the size stays n, even where n may be 0
     if toward_end:
-        return S.pad(S.slice(x, d, 0, simplify(n - 1)), (1, 0), dim=d)
-    return S.pad(S.slice(x, d, 1, n), (0, 1), dim=d)
+        return S.slice(S.pad(x, (1, 0), dim=d), d, 0, n)
+    return S.slice(S.pad(x, (0, 1), dim=d), d, 1, simplify(n + 1))
 
 
 def _linear_scan(node, y, g, needed):

@@ -145,3 +145,42 @@ def test_f17_a_strided_read_does_not_stop_the_lifting_pass():
         out = p.compile(backend=backend).run({"I": 4, "T": 3}, {"x0": xv})
         np.testing.assert_allclose(out["o0"], want, rtol=1e-6, err_msg=backend)
         np.testing.assert_allclose(out["g0"], grad, rtol=1e-5, err_msg=backend)
+
+
+def test_f18_gradient_of_per_step_discounts_over_a_window_that_may_be_empty():
+    # fuzz seed 53 (program ~230): the VJP of linear_scan shifted its coefficients with
+    # pad(slice(a, 0, n - 1)), whose size max(0, n - 2) + 1 is not n where the window
+    # x[t + 1:T] may be empty (n = T - t - 1): tracing the gradient failed. The shift
+    # is now pad then slice n, of size n whatever n.
+    import jax
+    import jax.numpy as jnp
+
+    w0 = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    with td.Program("fuzz") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(3,), dtype="float32", domain=(t,))
+        w = td.param("w", w0)
+        v = x * w
+        win = v[t + 1:T]
+        g = win.discounted_sum(td.sigmoid(win), dim=0)
+        loss = g[0:T].sum()
+        p.output("g", g)
+        p.output("dw", td.grad(loss, [w])[0])
+    xv = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+
+    def reference(wv):
+        vv = jnp.asarray(xv, jnp.float64) * wv
+        total = 0.0
+        for t0 in range(5):
+            acc = jnp.zeros(3)
+            for k in range(4, t0, -1):           # window t0 + 1 .. 4, from the end
+                acc = vv[k] + jax.nn.sigmoid(vv[k]) * acc
+            total = total + acc.sum()
+        return total
+
+    with jax.enable_x64(True):
+        want = np.asarray(jax.grad(reference)(jnp.asarray(w0, jnp.float64)))
+    for backend in BACKENDS:
+        out = p.compile(backend=backend).run({"T": 5}, {"x": xv})
+        np.testing.assert_allclose(out["g"][-1], 0.0, err_msg=backend)   # the empty window
+        np.testing.assert_allclose(out["dw"], want, rtol=1e-4, err_msg=backend)
