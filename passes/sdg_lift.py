@@ -143,8 +143,7 @@ class _Lifter:
             if len(read) < rank or (len(read) == rank and read[0] == "1"):
                 return value, dep
             return None
-        if src is None or len(dep) != len(g.domain[src]) or dep != list(g.domain[src]) \
-                or step not in g.domain[src]:
+        if src is None or dep != list(g.domain[src]) or step not in g.domain[src]:
             return None
         clone = self._clone(src, kind)
         if clone is None:
@@ -202,8 +201,8 @@ class _Lifter:
             if src is None or g.ops[src].name != "sdg.binary" or _enum_name(g.ops[src]) != "mul" \
                     or dep != list(g.domain[src]) or src in self.cyclic:
                 continue
-            rank = len(tensor_shape(o.operands[0].type))
             shape = tensor_shape(o.operands[0].type)
+            rank = len(shape)
             if not rank or [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])] != [0] \
                     or self.window_of(shape[0]) is None:
                 continue
@@ -303,7 +302,7 @@ class _Lifter:
             return None
         shape = tensor_shape(g.ops[src].results[0].type)
         for w in range(2):
-            gamma = self._powers(src, w, len(shape))
+            gamma = self._powers(src, w)
             if gamma is not None:
                 x_read = _read_shape(g.ops[src].operands[1 - w], g.reads[src][1 - w][1])
                 if x_read != shape:
@@ -312,14 +311,14 @@ class _Lifter:
                 return None if x is None else (gamma, x)
         return None
 
-    def _powers(self, k: int, i: int, rank: int):
+    def _powers(self, k: int, i: int):
         """The scalar gamma (value, components) if operand i of op k is gamma ** iota along
         axis 0 (then unsqueezed at the end), iota the position in the window."""
         g, step = self.g, self.step
         src, dep = g.reads[k][i]
         while src is not None and g.ops[src].name == "sdg.unsqueeze" and dep == list(g.domain[src]):
             o = g.ops[src]
-            if ir.IntegerAttr(o.attributes["dim"]).value in (0,):
+            if ir.IntegerAttr(o.attributes["dim"]).value == 0:
                 return None
             src, dep = g.reads[src][0]
         if src is None or g.ops[src].name != "sdg.binary" or _enum_name(g.ops[src]) != "pow" \

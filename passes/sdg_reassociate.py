@@ -41,27 +41,21 @@ import numpy as np
 from mlir import ir
 
 from tidal.dialects import ops_named
-from tidal.dialects.attrs import index_attr, tensor_element_type, tensor_shape, tensor_type
+from tidal.dialects.attrs import index_attr, tensor_element_type, tensor_type
 from tidal.symbolic import SymbolicError, evaluate, parse
 
 from .base import ModulePass, PassFailure, option
-from .sdg_fuse import _read_type, _slice
+from .sccs import strongly_connected
+from .sdg_lift import _read_shape
 from .sdg_vectorize import _mentions, _View
 
 __all__ = ["SdgReassociate"]
-
-
-def _read_shape(value: ir.Value, dep) -> list[str] | None:
-    if any(":" in c and _slice(c) is None for c in dep):
-        return None
-    return tensor_shape(_read_type(value, tuple(dep)))
 
 
 class _Chains:
     def __init__(self, graph: ir.Operation, bound: int):
         self.g = _View(graph)
         self.bound = bound
-        from .sccs import strongly_connected
         comps = strongly_connected(len(self.g.ops), lambda k: [s for s, _ in self.g.reads[k] if s is not None])
         self.cyclic = {k for c in comps for k in c if len(c) > 1 or any(s == k for s, _ in self.g.reads[k])}
 
