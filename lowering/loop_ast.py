@@ -187,9 +187,11 @@ def _range(s: For) -> str:
     return f"range({hi}{step})" if lo == "0" and not step else f"range({lo}, {hi}{step})"
 
 
-def format_loop_nest(tree: list, graph=None, indent: str = "  ") -> str:
+def format_loop_nest(tree: list, graph=None, indent: str = "  ", memory: dict | None = None) -> str:
     """A readable loop nest: `for c0 in range(2, T):` / `if ...:` and one line
-    per execution, `%3 = sdg.binary add [t = c0 - 2]`."""
+    per execution, `%3 = sdg.binary add [t = c0 - 2]`. `memory`: the store
+    lifetimes between top-level statements (lifetimes.memory_events), as
+    `alloc %3` / `free %3` lines."""
     lines: list[str] = []
 
     def label(k: int) -> str:
@@ -211,5 +213,9 @@ def format_loop_nest(tree: list, graph=None, indent: str = "  ") -> str:
                 steps = graph.nodes[s.node].domain if graph is not None else [f"d{i}" for i in range(len(s.args))]
                 at = ", ".join(f"{n} = {format_expr(a)}" for n, a in zip(steps, s.args))
                 lines.append(f"{pad}{label(s.node)}" + (f"  [{at}]" if at else ""))
-    emit(tree, 0)
+    for j, stmt in enumerate(tree):
+        allocs, frees = (memory or {}).get(j, ((), ()))
+        lines += [f"alloc %{k}" for k in allocs]
+        emit([stmt], 0)
+        lines += [f"free %{k}" for k in frees]
     return "\n".join(lines) + ("\n" if lines else "")

@@ -3,7 +3,10 @@
 Needs the `tidal.schedule` attribute of `sdg-schedule`. After the graph it
 inserts one private declaration per scheduled operator and the function
 `@<graph>_run(bounds...)`, whose loops (`scf.for`, `scf.if`, `arith`) scan
-the schedule and call the declarations; see `to_scf.py`.
+the schedule and call the declarations; see `to_scf.py`. Between its
+top-level statements, calls of `@<graph>_alloc<k>()` / `@<graph>_free<k>()`
+start and end the lifetime of node k's store (lifetimes.py): a value is
+freed after the last statement that reads it.
 
 Before (after `sdg-schedule`):
 
@@ -40,6 +43,7 @@ from mlir import ir
 from tidal.passes.base import ModulePass, PassFailure
 
 from .graph import GraphError, graphs_in, read_graph
+from .lifetimes import memory_events
 from .schedule import ScheduleError, load_schedule
 from .sdg_schedule import culprit
 from .to_scf import SCHEDULE_ATTR, lower_to_text, symbol_ref
@@ -76,7 +80,8 @@ def lower_graph_op(graph_op: ir.Operation, sched=None) -> list[ir.Operation]:
     except ValueError as e:  # a hand-written schedule attribute isl scans with unsupported loops
         raise PassFailure(f"cannot lower the schedule of sdg.graph @{graph.name}: {e}", graph_op) from None
     _erase_previous(graph_op, graph.name)
-    source = lower_to_text(graph, tree, sched.statements())
+    statements = sched.statements()
+    source = lower_to_text(graph, tree, statements, memory_events(graph, tree, statements))
     parsed = ir.Module.parse(source, graph_op.context)
     new_ops, anchor = [], graph_op
     for op in list(parsed.body.operations):

@@ -29,7 +29,7 @@ from tidal.symbolic.isl_bridge import isl_name
 from .graph import Graph
 from .loop_ast import Exec, For, If, format_expr
 
-__all__ = ["run_function_name", "op_function_name", "lower_to_text", "symbol_ref", "SCHEDULE_ATTR"]
+__all__ = ["run_function_name", "op_function_name", "memory_function_name", "lower_to_text", "symbol_ref", "SCHEDULE_ATTR"]
 
 SCHEDULE_ATTR = "tidal.schedule"
 _BOOL_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not"}
@@ -44,6 +44,11 @@ def run_function_name(graph: Graph) -> str:
 
 def op_function_name(graph: Graph, index: int) -> str:
     return f"{graph.name}_op{index}"
+
+
+def memory_function_name(graph: Graph, kind: str, index: int) -> str:
+    """`<graph>_alloc<k>` / `<graph>_free<k>`: allocating / freeing node k's store."""
+    return f"{graph.name}_{kind}{index}"
 
 
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
@@ -155,9 +160,13 @@ def _emit_body(em: _Emitter, graph: Graph, stmts: list) -> None:
                     f"({types}) -> ()")
 
 
-def lower_to_text(graph: Graph, tree: list, statements: list[int]) -> str:
+def lower_to_text(graph: Graph, tree: list, statements: list[int], memory: dict | None = None) -> str:
     """MLIR text of the private declarations (one per scheduled node) and the
-    run function for `tree` (a loop tree from `loop_ast.from_isl`)."""
+    run function for `tree` (a loop tree from `loop_ast.from_isl`).
+    `memory`: {top-level statement: (nodes allocated before it, nodes freed
+    after it)} (lifetimes.memory_events), as calls of `@<graph>_alloc<k>` /
+    `@<graph>_free<k>` (declarations with `tidal.memory` and `tidal.node`)."""
+    memory = memory or {}
     out = []
     for k in statements:
         node = graph.nodes[k]
@@ -165,8 +174,19 @@ def lower_to_text(graph: Graph, tree: list, statements: list[int]) -> str:
         out.append(f"func.func private {symbol_ref(op_function_name(graph, k))}({types}) attributes "
                    f"{{tidal.graph = {symbol_ref(graph.name)}, tidal.op = {_string(node.label)}, "
                    f"tidal.op_index = {k} : i64}}")
+    for kind, slot in (("alloc", 0), ("free", 1)):
+        for k in sorted(k for events in memory.values() for k in events[slot]):
+            out.append(f"func.func private {symbol_ref(memory_function_name(graph, kind, k))}() attributes "
+                       f"{{tidal.graph = {symbol_ref(graph.name)}, tidal.memory = {_string(kind)}, "
+                       f"tidal.node = {k} : i64}}")
     em = _Emitter(graph.bounds)
-    _emit_body(em, graph, tree)
+    for j, stmt in enumerate(tree):
+        allocs, frees = memory.get(j, ((), ()))
+        for k in allocs:
+            em.line(f"func.call {symbol_ref(memory_function_name(graph, 'alloc', k))}() : () -> ()")
+        _emit_body(em, graph, [stmt])
+        for k in frees:
+            em.line(f"func.call {symbol_ref(memory_function_name(graph, 'free', k))}() : () -> ()")
     em.depth = 1
     em.line("return")
     args = ", ".join(f"%arg{i}: index" for i in range(len(graph.bounds)))

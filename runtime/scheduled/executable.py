@@ -19,21 +19,24 @@ import numpy as np
 from mlir import ir
 
 from tidal.lowering.graph import read_graph
+from tidal.lowering.lifetimes import memory_events
 from tidal.lowering.loop_ast import format_loop_nest
 from tidal.lowering.schedule import ScheduleError, ScheduleOptions, schedule_graph
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
 from tidal.passes.stages import CompileStages, module_snapshot
-from tidal.symbolic import compile_expr, evaluate, parse, slice_size
+from tidal.symbolic import compile_expr, parse, slice_size
 
 from ..reference import load_graph
 from ..reference_graph import EvaluationError, format_point
+from .allocation import StoreAllocation
 from .hostgen import HELPERS, host_source
-from .launchers import LauncherGen, static_bucket, store_name
-from ..run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
+from .launchers import LauncherGen, store_name
+from ..run_checks import check_bounds, check_udf_result
+from .memory import MemoryTracker
 from .opdecode import DTYPES, decode
-from .stores import ArrayStore, Padded, PointStore, bucket, kernel_bucket, make_store, unpad
+from .stores import ArrayStore, Padded, kernel_bucket, unpad
 from .traced import DenseSlots
 
 __all__ = ["compile_sdg", "Executable", "USER_ERRORS"]
@@ -75,7 +78,7 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
                       xla_loops and backend == "jax")
 
 
-class Executable:
+class Executable(StoreAllocation):
     def __init__(self, root, graph_op, udfs, backend, options, stages, xla_loops=False):
         self.root, self.udfs, self.backend = root, udfs, backend
         self.xla_loops = xla_loops
@@ -102,6 +105,9 @@ class Executable:
                        suffix=".mlir", pipeline="builtin.module(sdg-lower-to-scf)")
             self.plans = stages.run("storage", lambda: plan_storage(self.sched), text=self.format_plans, suffix=".txt")
             self.statements = self.sched.statements()
+            # values allocated when their lifetime starts (the lowered program's `_alloc(k)`)
+            self.late = {k for allocs, _ in memory_events(graph, self.sched.loop_tree(), self.statements).values()
+                         for k in allocs}
             self.source, self.host_program = stages.run("host", lambda: self._generate(graph), text=lambda r: r[0],
                                               suffix=".py")
         stages.run("load", self._load, text=lambda _: "\n".join(self.kernel_names) + "\n", suffix=".txt")
@@ -187,7 +193,7 @@ class Executable:
         ns = dict(HELPERS)
         ns.update(_np=np, _slice=slice, _kbucket=kernel_bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
                   _udf=self._call_udf, _own=_own, _C=self._counts, _Padded=Padded, _unpad=unpad,
-                  _d2h=self._device_to_host, _h2d=self._host_to_device)
+                  _d2h=self._device_to_host, _h2d=self._host_to_device, _alloc=self._alloc, _free=self._free)
         for k, d in self.opdefs.items():
             ns[f"_F{k}"] = d.fn
             if d.value is not None:
@@ -277,121 +283,6 @@ class Executable:
         except ValueError as e:
             raise EvaluationError(str(e)) from None
 
-    def _shape(self, texts, bounds):
-        exprs = [parse(t) for t in texts]
-        if any(any(s.role == "step" for s in e.free_symbols) for e in exprs):
-            return None
-        return tuple(int(evaluate(e, bounds)) for e in exprs)
-
-    def _load_input(self, node, store, extents, shape, inputs):
-        name = ir.StringAttr(node.op.attributes["name"]).value
-        if name not in inputs:
-            raise EvaluationError(f"{node.location}: no value for input '{name}'")
-        dtype = np.dtype(DTYPES[node.result_dtypes[0]])
-        if isinstance(store, PointStore):
-            for p in np.ndindex(*extents):
-                value = inputs[name]
-                for c in p:
-                    value = value[c]
-                try:
-                    store.data[tuple(p)] = cast_exact(value, dtype, f"input '{name}' at {p}")
-                except ValueError as e:
-                    raise EvaluationError(f"{node.location}: {e}") from None
-            return
-        try:
-            given = cast_exact(inputs[name], dtype, f"input '{name}'")
-        except ValueError as e:
-            raise EvaluationError(f"{node.location}: {e}") from None
-        expected = tuple(extents) + tuple(shape)
-        if given.shape != expected:
-            raise EvaluationError(f"{node.location}: input '{name}' has shape {given.shape}, "
-                                  f"expected {expected}")
-        if store.xp is np:
-            store.buf = given
-        else:
-            import jax
-            buf = np.zeros(tuple(store.caps) + tuple(shape), dtype=dtype)
-            buf[tuple(slice(0, e) for e in extents)] = given
-            store.buf = jax.device_put(buf)
-            self._counts[3] += 1
-
-    def _padded_shape(self, texts, axis: int, bounds: dict):
-        """The shape a padded value is packed at in an XLA loop: its varying
-        axis at the static capacity a traced kernel computes it at
-        (`static_bucket`), or None (no static bound: never traced)."""
-        cap = static_bucket(parse(texts[axis], dims=self.graph.dims))
-        shape = self._shape([t for i, t in enumerate(texts) if i != axis], bounds)
-        if cap is None or shape is None:
-            return None
-        return shape[:axis] + (cap,) + shape[axis:]
-
-    def _layouts(self, bounds: dict) -> list:
-        """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
-        out = []
-        for (k, r), plan in self.plans.items():
-            node = self.graph.nodes[k]
-            extents = [bounds[d.bound.name] for d in self.graph.dims_of(node)]
-            if node.name == "sdg.output":
-                edge = node.edges[0]
-                src = self.graph.nodes[edge.source]
-                shape = self._shape(src.result_shapes[edge.result], bounds)
-                if shape is not None:
-                    sizes = [evaluate(slice_size(c), bounds) for c in edge.dep if c.kind == "slice"]
-                    shape = tuple(sizes) + shape
-                dtype = DTYPES[src.result_dtypes[edge.result]]
-            else:
-                shape = self._shape(node.result_shapes[r], bounds)
-                dtype = DTYPES[node.result_dtypes[r]]
-            out.append(((k, r), plan, extents, shape, dtype))
-        return out
-
-    def _footprint(self, layouts: list) -> list[tuple[str, int]]:
-        """(what, bytes) per store, before anything is allocated: a store keeps
-        `size` points on ring/window axes (2W for a window) and every point on
-        block axes. Point stores of point-varying shapes are not counted."""
-        entries = []
-        for (k, _), plan, extents, shape, dtype in layouts:
-            if shape is None:
-                continue
-            points = 1
-            for a, extent in zip(plan.axes, extents):
-                points *= a.size if a.mode == "ring" else 2 * a.size if a.mode == "window" else extent
-            size = int(np.prod(shape, dtype=object)) if shape else 1
-            node = self.graph.nodes[k]
-            entries.append((f"the store of '{node.label}' at {node.location}",
-                            points * size * np.dtype(dtype).itemsize))
-        return entries
-
-    def allocate(self, bounds: dict, inputs: dict) -> dict:
-        """The stores of one run, inputs loaded (by generated name)."""
-        layouts = self._layouts(bounds)
-        check_footprint(self._footprint(layouts))
-        stores = {}
-        xp = np
-        if self.backend == "jax":
-            import jax.numpy as xp
-        for (k, r), plan, extents, shape, dtype in layouts:
-            node = self.graph.nodes[k]
-            store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
-            # slots of a packed point store (traced.py): block axes at the power of two, as
-            # array stores, so a loop compiles once per capacity, not per extent
-            slots = [a.size if a.mode == "ring" else bucket(e) for a, e in zip(plan.axes, extents)]
-            if isinstance(store, PointStore) and shape is not None:   # packable (traced.py)
-                store.layout = (slots, shape, np.dtype(dtype))
-            elif isinstance(store, PointStore) and k in self._gen.padded and r == 0 \
-                    and self._gen.padded[k].out_axis is not None:
-                # padded values, packed at their static capacity (traced.py, LauncherGen.bucket)
-                axis = self._gen.padded[k].out_axis
-                padded_shape = self._padded_shape(node.result_shapes[r], axis, bounds)
-                if padded_shape is not None:
-                    store.layout, store.padded_axis = (slots, padded_shape, np.dtype(dtype)), axis
-            if node.name == "sdg.input":
-                self._load_input(node, store, extents, shape, inputs)
-            stores[store_name(k, r)] = store
-            if node.name != "sdg.output":
-                self.ns[f"_shape{k}_{r}"] = shape
-        return stores
-
     def run(self, bounds: dict, inputs: dict | None = None, progress: bool = False) -> dict:
         """Runs the program for `bounds`; returns {output name: value} like
         `tidal.runtime.reference.evaluate`. `progress`: a bar over each
@@ -404,7 +295,14 @@ class Executable:
         self.sched.check_bounds(bounds)  # UncomputableError if an output or UDF needs a missing point
         self._bound_values = tuple(bounds[b] for b in self.graph.bounds)
         self._counts[:] = [0, 0, 0, 0]
+        self._run_bounds = bounds
+        for key in getattr(self, "_live_stores", None) or ():   # the previous run's stores go now
+            self.ns[key] = None
+        self.last_stores = self._memory_report = None
         stores = self.allocate(bounds, inputs or {})
+        self._live_stores = stores                      # _alloc adds, _free drops
+        self._memory = MemoryTracker(self._describe_store)
+        self._memory.started(stores)
         self.ns.update(stores)
         self.ns.update(bounds)
         program = self._progress_program() if progress else self._program
@@ -418,8 +316,10 @@ class Executable:
         program(*(bounds[b] for b in self.bound_names))
         self._check_index_ranges()
         self._check_empty_guards()
+        stores = self._live_stores
         self.last_stores = stores
-        self._store_bytes = sum(_store_bytes(s) for s in stores.values())
+        self._memory_report = self._memory.report()
+        self._store_bytes = self._memory_report.peak_bytes
         return self._results(bounds, stores)
 
     def _check_empty_guards(self) -> None:
@@ -513,7 +413,7 @@ class Executable:
         """The loop nest of the schedule, readable (one line per execution)."""
         tree = self.sched.loop_tree()
         head = f"@{self.graph.name}({', '.join(self.graph.bounds)}):\n"
-        return head + format_loop_nest(tree, self.graph, "  ")
+        return head + format_loop_nest(tree, self.graph, "  ", memory_events(self.graph, tree, self.sched.statements()))
 
     def store_kinds(self) -> dict[str, str]:
         """{"%3": "window [t:window(3)]", ...} for every computed value."""
@@ -526,8 +426,8 @@ class Executable:
         last run: `launches` (jitted kernel calls), `host_launches`,
         `device_to_host` / `host_to_device` (explicit copies: operands fetched for
         host ops, host results written to device stores, inputs loaded, results
-        read), and `store_bytes` (the bytes its stores held at the end: array stores
-        are allocated whole, so this is their peak; point stores only grow);
+        read), and `store_bytes` (the peak bytes its stores held at once:
+        `memory_report().peak_bytes`);
         `xla_loops`: loops run as one XLA program each (traced.py; one launch
         per call), `loop_fallbacks`: those of them whose trace failed (Python)."""
         launches, host, d2h, h2d = self._counts
@@ -535,6 +435,13 @@ class Executable:
                 "xla_loops": getattr(self, "xla_loop_count", 0), "loop_fallbacks": len(self.loop_fallbacks),
                 "xla_compilations": self.compiles(), "launches": launches, "host_launches": host,
                 "device_to_host": d2h, "host_to_device": h2d, "store_bytes": self._store_bytes}
+
+    def memory_report(self):
+        """What the last run's stores held over time (memory.MemoryReport)."""
+        report = getattr(self, "_memory_report", None)
+        if report is None:
+            raise RuntimeError("no run yet: call run() first, then memory_report()")
+        return report
 
     def compiles(self) -> int:
         """Number of jit compilations (traces) of this executable's kernels so far."""
@@ -550,13 +457,6 @@ def _check_names(graph) -> None:
         if not name.isidentifier() or name.startswith("_") or name in _RESERVED:
             raise NotImplementedError(f"@{graph.name}: the dimension name '{name}' cannot be used by the "
                                       f"scheduled runtime (rename it)")
-
-
-def _store_bytes(store) -> int:
-    if isinstance(store, ArrayStore):
-        return int(store.buf.size) * store.dtype.itemsize
-    dense = store.data.dense.nbytes if isinstance(store.data, DenseSlots) else 0
-    return dense + sum(int(getattr(v, "nbytes", 0)) for v in store.data.values())
 
 
 def _own(value):

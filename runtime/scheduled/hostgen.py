@@ -4,7 +4,9 @@
 `sdg-lower-to-scf` op by op: `scf.for` -> `for c in range(lb, ub, step):`,
 `scf.if` -> `if`/`else`, `arith` -> integer expressions bound to locals, and
 `func.call @<graph>_op<k>(...)` -> `_L<k>(...)` (a launcher; calls to nodes in
-`skip`, e.g. inputs already in their stores, are dropped). The result is
+`skip`, e.g. inputs already in their stores, are dropped), and
+`@<graph>_alloc<k>()` / `@<graph>_free<k>()` -> `_alloc(k)` / `_free(k)` (a
+store's lifetime, lowering/lifetimes.py). The result is
 compiled once with `compile()`; running it is plain Python loops calling
 launchers, with no AST interpretation at run time.
 
@@ -77,6 +79,7 @@ class _Gen:
         self.skip = skip
         self.count = 0
         self.traceable = traceable or {}
+        self.memory: dict = {}     # callee -> ("alloc" | "free", node)
         self.tr = False            # generating traced code (inside a `_loop<n>`)
         self.inside: set[str] = set()   # traced: names defined inside the traced loop
         self.free: list[str] = []       # traced: names from outside it, passed in
@@ -191,6 +194,13 @@ class _Gen:
             return
         if name == "func.call":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if callee in self.memory:       # a store's lifetime (lowering/lifetimes.py)
+                if self.tr:
+                    raise HostGenError(f"@{callee} inside a loop (stores are allocated and freed "
+                                       f"between top-level statements only)")
+                kind, index = self.memory[callee]
+                self.lines.append(f"{pad}_{kind}({index})")
+                return
             index = self.callees[callee]
             if index not in self.skip:
                 args = ", ".join(self.v(x) for x in op.operands)
@@ -214,7 +224,10 @@ class _Gen:
             nonlocal calls
             name = op.name
             if name == "func.call":
-                index = self.callees[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                if callee in self.memory:
+                    return False
+                index = self.callees[callee]
                 if index in self.skip:
                     return True
                 calls += 1
@@ -276,7 +289,7 @@ def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
     """(source of `def _program(<bounds>):`, bound names) for function `run_name`;
     with `traceable`, preceded by its loop functions (`_loop<n>`)."""
     body = module_op.regions[0].blocks[0]
-    callees, run = {}, None
+    callees, memory, run = {}, {}, None
     for op in body.operations:
         op = op.operation
         if op.name != "func.func":
@@ -284,6 +297,9 @@ def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
         sym = ir.StringAttr(op.attributes["sym_name"]).value
         if "tidal.op_index" in op.attributes:
             callees[sym] = ir.IntegerAttr(op.attributes["tidal.op_index"]).value
+        if "tidal.memory" in op.attributes:
+            memory[sym] = (ir.StringAttr(op.attributes["tidal.memory"]).value,
+                           ir.IntegerAttr(op.attributes["tidal.node"]).value)
         if sym == run_name:
             run = op
     if run is None:
@@ -291,6 +307,7 @@ def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
     bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(run.attributes["tidal.bounds"])]
     gen = _Gen(skip, traceable)
     gen.callees = callees
+    gen.memory = memory
     gen.bounds = set(bounds)
     entry = run.regions[0].blocks[0]
     for arg, b in zip(entry.arguments, bounds):

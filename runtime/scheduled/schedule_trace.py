@@ -45,10 +45,12 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
 
-def trace_schedule(program_source: str, bound_names: list, bounds: dict, limit: int = 100_000) -> list[Launch]:
+def trace_schedule(program_source: str, bound_names: list, bounds: dict, limit: int = 100_000,
+                   memory: list | None = None) -> list[Launch]:
     """The launches of one run of `program_source` (a host program) with `bounds`
     (bound name -> int), in execution order. More than `limit` launches is
-    an error (this is for small bounds)."""
+    an error (this is for small bounds). `memory`: a list that gets the
+    program's store lifetimes, `("alloc" | "free", node, launches before it)`."""
     tree = _Rewrite().visit(ast.parse(program_source))
     ast.fix_missing_locations(tree)
     out: list[Launch] = []
@@ -61,6 +63,8 @@ def trace_schedule(program_source: str, bound_names: list, bounds: dict, limit: 
 
     ns = dict(HELPERS)
     ns["_record"] = record
+    for kind in ("alloc", "free"):
+        ns[f"_{kind}"] = (lambda kind: lambda k: memory is not None and memory.append((kind, k, len(out))))(kind)
     exec(compile(tree, "<tidal schedule trace>", "exec"), ns)  # noqa: S102
     ns["_program"](*(int(bounds[b]) for b in bound_names))
     return out

@@ -120,11 +120,13 @@ def test_readable_schedule():
 for c0 in range(min(1, T - 1) + 1):
   %0 = sdg.input "x"  [t = c0]
   %1 = sdg.unary sigmoid  [t = c0]
+alloc %2
 for c0 in range(2, T):
   %0 = sdg.input "x"  [t = c0]
   %1 = sdg.unary sigmoid  [t = c0]
   %2 = sdg.reduce sum  [t = c0 - 2]
   sdg.output "g"  [t = c0 - 2]
+free %0
 for c0 in range(max(2, T), T + 2):
   %2 = sdg.reduce sum  [t = c0 - 2]
   sdg.output "g"  [t = c0 - 2]
@@ -147,8 +149,8 @@ def test_checker_catches_a_wrong_order(monkeypatch):
     import tidal.runtime.scheduled.checker as checker
     real = checker.record_execution
 
-    def swapped(exe_, bounds):
-        log = real(exe_, bounds)
+    def swapped(exe_, bounds, memory=None):
+        log = real(exe_, bounds, memory)
         i = log.index((2, (0,)))
         j = log.index((1, (2,)))
         log[i], log[j] = log[j], log[i]     # g[0] before r[2], which it reads
@@ -157,10 +159,19 @@ def test_checker_catches_a_wrong_order(monkeypatch):
     with pytest.raises(ScheduleCheckError, match="reads %1\\[t:min\\(t \\+ 3, T\\)\\]"):
         checker.check_schedule(exe, {"T": 5})
 
-    def dropped(exe_, bounds):
-        return real(exe_, bounds)[:-1]
+    def dropped(exe_, bounds, memory=None):
+        return real(exe_, bounds, memory)[:-1]
     monkeypatch.setattr(checker, "record_execution", dropped)
     with pytest.raises(ScheduleCheckError, match="never ran"):
+        checker.check_schedule(exe, {"T": 5})
+
+    def early_free(exe_, bounds, memory=None):
+        log = real(exe_, bounds, memory)
+        assert ("free", 0, 2 * 2 + 3 * 4) in memory     # x: after the steady loop (T = 5)
+        memory[:] = [(kind, k, 3 if kind == "free" else at) for kind, k, at in memory]
+        return log
+    monkeypatch.setattr(checker, "record_execution", early_free)
+    with pytest.raises(ScheduleCheckError, match="reads %0\\[t\\] at \\(1,\\) outside the lifetime"):
         checker.check_schedule(exe, {"T": 5})
 
 
@@ -209,7 +220,7 @@ def test_a_graph_name_that_needs_quoting_lowers():
         names = [op.operation.attributes["sym_name"] for op in module.body.operations
                  if op.operation.name == "func.func"]
     assert [str(n) for n in names] == ['"my graph_op0"', '"my graph_op1"', '"my graph_op2"', '"my graph_op3"',
-                                       '"my graph_run"']
+                                       '"my graph_alloc2"', '"my graph_free0"', '"my graph_run"']
 
 
 @pytest.mark.parametrize("pipeline", [PIPELINE, "builtin.module(sdg-schedule)"])

@@ -245,5 +245,18 @@ class Executable:
                              'compile with backend="jax" or "numpy" for exe.stats()')
         return self.compiled.stats()
 
+    def memory_report(self):
+        """What the last run's stores held over time (scheduled backends):
+        `.peak_bytes`, `.timeline`, `.stores` (per store: bytes, when allocated
+        and freed), `print(report)`, `report.plot("mem.png")` (matplotlib).
+        See tidal.runtime.scheduled.memory."""
+        if self.compiled is None:
+            raise TidalError("the reference backend keeps no stores to report on",
+                             'compile with backend="jax" or "numpy" for exe.memory_report()')
+        try:
+            return self.compiled.memory_report()
+        except RuntimeError as e:
+            raise TidalError(str(e), "run the executable first: exe.run(bounds=..., inputs=...)") from None
+
     def __repr__(self) -> str:
         return f"Executable({self.program.name!r}, backend={self.backend!r})"

@@ -40,11 +40,19 @@ sdg.graph @nstep dims [t < T] {
 }
 
 // Monte Carlo returns g[t] = sum(r[t:T]): the whole episode first, then g.
+// Store lifetimes (lowering/lifetimes.py): x is freed after the episode loop,
+// its last reader; g's store is allocated just before the loop that writes it;
+// r is read until the end (no free); outputs are never freed.
+// CHECK:       func.func private @mc_alloc2() attributes {tidal.graph = @mc, tidal.memory = "alloc", tidal.node = 2 : i64}
+// CHECK-NEXT:  func.func private @mc_free0() attributes {tidal.graph = @mc, tidal.memory = "free", tidal.node = 0 : i64}
 // CHECK-LABEL: func.func @mc_run(
 // CHECK:         scf.for %[[C0:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-NEXT:      {{(func.)?}}call @mc_op0(%[[C0]])
 // CHECK-NEXT:      {{(func.)?}}call @mc_op1(%[[C0]])
 // CHECK-NEXT:    }
+// CHECK-NEXT:    {{(func.)?}}call @mc_free0() : () -> ()
+// CHECK-NEXT:    {{(func.)?}}call @mc_alloc2() : () -> ()
+// CHECK-NOT:     call @mc_free
 // CHECK:         scf.for
 // CHECK:           call @mc_op2(
 // CHECK:           call @mc_op3(

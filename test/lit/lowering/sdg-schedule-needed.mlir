@@ -40,7 +40,9 @@ sdg.graph @window dims [t < T] {
 // SCF-NEXT:      %[[C1:.*]] = arith.constant 1 : index
 // SCF-NEXT:      %[[L:.*]] = arith.subi %[[T]], %[[C1]] : index
 // SCF-NEXT:      call @last_op0(%[[L]])
+// SCF-NEXT:      call @last_alloc1()
 // SCF-NEXT:      call @last_op1(%[[L]])
+// SCF-NEXT:      call @last_free0()
 // SCF-NEXT:      call @last_op2()
 // SCF-NEXT:      return
 sdg.graph @last dims [t < T] {

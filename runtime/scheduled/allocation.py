@@ -1,0 +1,185 @@
+"""Allocating a run's stores: their layouts for the bounds, the footprint check
+before anything is allocated, loading the inputs, and the stores' lifetimes.
+
+A store is created when the run starts, or, for a value whose lifetime starts
+at a later top-level statement (lowering/lifetimes.py), by `_alloc(k)` just
+before it; `_free(k)` drops it after its last reader. Both are recorded by
+the run's `MemoryTracker` (memory.py, `exe.memory_report()`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from tidal.symbolic import evaluate, parse, slice_size
+
+from ..reference_graph import EvaluationError
+from ..run_checks import cast_exact, check_footprint
+from .launchers import static_bucket, store_name
+from .opdecode import DTYPES
+from .stores import PointStore, bucket, make_store
+
+__all__ = ["StoreAllocation"]
+
+
+class StoreAllocation:
+    """The allocation half of `Executable` (executable.py)."""
+
+    def _shape(self, texts, bounds):
+        exprs = [parse(t) for t in texts]
+        if any(any(s.role == "step" for s in e.free_symbols) for e in exprs):
+            return None
+        return tuple(int(evaluate(e, bounds)) for e in exprs)
+
+    def _load_input(self, node, store, extents, shape, inputs):
+        name = ir.StringAttr(node.op.attributes["name"]).value
+        if name not in inputs:
+            raise EvaluationError(f"{node.location}: no value for input '{name}'")
+        dtype = np.dtype(DTYPES[node.result_dtypes[0]])
+        if isinstance(store, PointStore):
+            for p in np.ndindex(*extents):
+                value = inputs[name]
+                for c in p:
+                    value = value[c]
+                try:
+                    store.data[tuple(p)] = cast_exact(value, dtype, f"input '{name}' at {p}")
+                except ValueError as e:
+                    raise EvaluationError(f"{node.location}: {e}") from None
+            return
+        try:
+            given = cast_exact(inputs[name], dtype, f"input '{name}'")
+        except ValueError as e:
+            raise EvaluationError(f"{node.location}: {e}") from None
+        expected = tuple(extents) + tuple(shape)
+        if given.shape != expected:
+            raise EvaluationError(f"{node.location}: input '{name}' has shape {given.shape}, "
+                                  f"expected {expected}")
+        if store.xp is np:
+            store.buf = given
+        else:
+            import jax
+            buf = np.zeros(tuple(store.caps) + tuple(shape), dtype=dtype)
+            buf[tuple(slice(0, e) for e in extents)] = given
+            store.buf = jax.device_put(buf)
+            self._counts[3] += 1
+
+    def _padded_shape(self, texts, axis: int, bounds: dict):
+        """The shape a padded value is packed at in an XLA loop: its varying
+        axis at the static capacity a traced kernel computes it at
+        (`static_bucket`), or None (no static bound: never traced)."""
+        cap = static_bucket(parse(texts[axis], dims=self.graph.dims))
+        shape = self._shape([t for i, t in enumerate(texts) if i != axis], bounds)
+        if cap is None or shape is None:
+            return None
+        return shape[:axis] + (cap,) + shape[axis:]
+
+    def _layouts(self, bounds: dict) -> list:
+        """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
+        out = []
+        for (k, r), plan in self.plans.items():
+            node = self.graph.nodes[k]
+            extents = [bounds[d.bound.name] for d in self.graph.dims_of(node)]
+            if node.name == "sdg.output":
+                edge = node.edges[0]
+                src = self.graph.nodes[edge.source]
+                shape = self._shape(src.result_shapes[edge.result], bounds)
+                if shape is not None:
+                    sizes = [evaluate(slice_size(c), bounds) for c in edge.dep if c.kind == "slice"]
+                    shape = tuple(sizes) + shape
+                dtype = DTYPES[src.result_dtypes[edge.result]]
+            else:
+                shape = self._shape(node.result_shapes[r], bounds)
+                dtype = DTYPES[node.result_dtypes[r]]
+            out.append(((k, r), plan, extents, shape, dtype))
+        return out
+
+    def _footprint(self, layouts: list) -> list[tuple[str, int]]:
+        """(what, bytes) per store, before anything is allocated: a store keeps
+        `size` points on ring/window axes (2W for a window) and every point on
+        block axes. Point stores of point-varying shapes are not counted."""
+        entries = []
+        for (k, _), plan, extents, shape, dtype in layouts:
+            if shape is None:
+                continue
+            points = 1
+            for a, extent in zip(plan.axes, extents):
+                points *= a.size if a.mode == "ring" else 2 * a.size if a.mode == "window" else extent
+            size = int(np.prod(shape, dtype=object)) if shape else 1
+            node = self.graph.nodes[k]
+            entries.append((f"the store of '{node.label}' at {node.location}",
+                            points * size * np.dtype(dtype).itemsize))
+        return entries
+
+    def allocate(self, bounds: dict, inputs: dict) -> dict:
+        """The stores of one run, inputs loaded (by generated name); the
+        stores of values whose lifetime starts later (`self.late`) are
+        created by `_alloc` when it does."""
+        layouts = self._layouts(bounds)
+        check_footprint(self._footprint(layouts))
+        stores = {}
+        self._pending = {}
+        for layout in layouts:
+            (k, r), _, _, shape, _ = layout
+            if self.graph.nodes[k].name != "sdg.output":
+                self.ns[f"_shape{k}_{r}"] = shape
+            if k in self.late:
+                self._pending.setdefault(k, []).append(layout)
+            else:
+                stores[store_name(k, r)] = self._make_store(layout, bounds, inputs)
+        return stores
+
+    def _make_store(self, layout, bounds: dict, inputs: dict):
+        (k, r), plan, extents, shape, dtype = layout
+        xp = np
+        if self.backend == "jax":
+            import jax.numpy as xp
+        node = self.graph.nodes[k]
+        store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
+        # slots of a packed point store (traced.py): block axes at the power of two, as
+        # array stores, so a loop compiles once per capacity, not per extent
+        slots = [a.size if a.mode == "ring" else bucket(e) for a, e in zip(plan.axes, extents)]
+        if isinstance(store, PointStore) and shape is not None:   # packable (traced.py)
+            store.layout = (slots, shape, np.dtype(dtype))
+        elif isinstance(store, PointStore) and k in self._gen.padded and r == 0 \
+                and self._gen.padded[k].out_axis is not None:
+            # padded values, packed at their static capacity (traced.py, LauncherGen.bucket)
+            axis = self._gen.padded[k].out_axis
+            padded_shape = self._padded_shape(node.result_shapes[r], axis, bounds)
+            if padded_shape is not None:
+                store.layout, store.padded_axis = (slots, padded_shape, np.dtype(dtype)), axis
+        if node.name == "sdg.input":
+            self._load_input(node, store, extents, shape, inputs)
+        return store
+
+    # -- lifetimes (the host program's `_alloc(k)` / `_free(k)`) ------------------------------
+    def _alloc(self, k: int) -> None:
+        created = {}
+        for layout in self._pending.pop(k, ()):
+            created[store_name(*layout[0])] = self._make_store(layout, self._run_bounds, {})
+        self.ns.update(created)
+        self._live_stores.update(created)
+        self._memory.allocated(k, created)
+
+    def _free(self, k: int) -> None:
+        keys = [key for key in self._live_stores if _node_of(key) == k]
+        self._memory.freeing(k, keys)
+        for key in keys:
+            del self._live_stores[key]
+            self.ns[key] = None     # the buffer goes with its last reference
+
+    def _describe_store(self, key: str) -> tuple:
+        """(name, label, kind) of a store key, for the memory report."""
+        k, r = _node_of(key), _result_of(key)
+        node = self.graph.nodes[k]
+        plan = self.plans.get((k, r))
+        return (f"%{k}" + (f"#{r}" if r else ""), f"{node.label} at {node.location}",
+                plan.kind if plan is not None else "point")
+
+
+def _node_of(key: str) -> int:
+    return int(key[2:].split("_")[0])
+
+
+def _result_of(key: str) -> int:
+    parts = key[2:].split("_")
+    return int(parts[1]) if len(parts) > 1 else 0

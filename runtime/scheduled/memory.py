@@ -1,0 +1,165 @@
+"""What a run's stores hold over time: `exe.memory_report()`.
+
+The runtime allocates a store when its value's lifetime starts and frees it
+when the lifetime ends (`_alloc(k)` / `_free(k)` in the host program, from
+lowering/lifetimes.py); the other stores live for the whole run. A
+`MemoryTracker` records, at each of these events, the bytes of every live
+store (an array store's buffer, the arrays a point store holds) and the
+seconds since the run started; the report is the resulting timeline.
+
+    report = exe.memory_report()
+    report.peak_bytes            # the most the stores held at once
+    report.stores["%3"]          # StoreLife: bytes, allocated / freed at (event index)
+    print(report)                # a table, largest stores first
+    report.plot("mem.png")       # live bytes over the run, stacked per store (matplotlib)
+
+Counted: the stores (inputs' copies, intermediate values, outputs). Not
+counted: the temporaries inside one kernel or XLA loop (XLA's own buffers),
+compiled code, and the user's arrays. Between two events a point store only
+grows (a ring store stops at its K points), so the maximum over the events,
+each sampled just before its free, is the peak of the stores. Nothing is
+swapped to the host yet (`swapped` is empty; see the memory issue).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["MemoryTracker", "MemoryReport", "StoreLife", "store_bytes"]
+
+
+def store_bytes(store) -> int:
+    """The bytes a store holds now (array buffer, or the arrays of a point store)."""
+    buf = getattr(store, "buf", None)
+    if buf is not None:
+        return int(buf.size) * np.dtype(buf.dtype).itemsize
+    data = getattr(store, "data", None)
+    if data is None:
+        return 0
+    dense = getattr(data, "dense", None)
+    total = int(dense.nbytes) if dense is not None else 0
+    return total + sum(int(getattr(v, "nbytes", 0)) for v in data.values())
+
+
+@dataclass
+class StoreLife:
+    name: str           # "%3" (or "%3#1" for a second result)
+    label: str          # the op and the user's line
+    kind: str           # "point" | "block" | "window"
+    bytes: int          # the most it held
+    allocated: int      # event index (0: when the run started)
+    freed: int | None   # event index, or None (lived to the end)
+
+
+@dataclass
+class MemoryReport:
+    peak_bytes: int
+    timeline: list      # [(seconds, event, live bytes)], event "start", "alloc %3", "free %3", "end"
+    stores: dict        # name -> StoreLife
+    per_store: list     # per timeline entry: {name: bytes} of the live stores
+    swapped: list = field(default_factory=list)
+
+    @property
+    def freed_bytes(self) -> int:
+        """Bytes released before the run ended."""
+        return sum(s.bytes for s in self.stores.values() if s.freed is not None)
+
+    def __str__(self) -> str:
+        events = sum(1 for _, e, _ in self.timeline if e.startswith(("alloc", "free")))
+        head = (f"peak live bytes {_mb(self.peak_bytes)} ({len(self.stores)} stores, {events} alloc/free events, "
+                f"{_mb(self.freed_bytes)} freed before the end, nothing swapped)")
+        rows = sorted(self.stores.values(), key=lambda s: -s.bytes)
+        lines = [head, f"{'store':>8} {'kind':6} {'bytes':>12} {'alloc':>6} {'free':>6}  op"]
+        for s in rows:
+            lines.append(f"{s.name:>8} {s.kind:6} {s.bytes:>12,} {s.allocated:>6} "
+                         f"{'-' if s.freed is None else s.freed:>6}  {s.label}")
+        return "\n".join(lines)
+
+    def plot(self, path, top: int = 8) -> str:
+        """Live bytes over the run (x: event index), stacked per store (the
+        `top` largest, the rest as "other"); written to `path` (PNG, SVG...)."""
+        try:
+            import matplotlib
+            matplotlib.use("Agg", force=False)
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError("MemoryReport.plot needs matplotlib: pip install matplotlib "
+                              "(or 'tidal[draw]')") from None
+        names = [s.name for s in sorted(self.stores.values(), key=lambda s: -s.bytes)[:top]]
+        xs = list(range(len(self.timeline)))
+        layers = [[snap.get(n, 0) / 2**20 for snap in self.per_store] for n in names]
+        other = [sum(b for n, b in snap.items() if n not in names) / 2**20 for snap in self.per_store]
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        ax.stackplot(xs, *layers, other, step="post",
+                     labels=[f"{n} {self.stores[n].label[:40]}" for n in names] + ["other"])
+        ax.set_xticks(xs)
+        ax.set_xticklabels([e for _, e, _ in self.timeline], rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("live MiB (stores)")
+        ax.set_title(f"peak {_mb(self.peak_bytes)}")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return str(path)
+
+
+def _mb(n: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n} B"
+
+
+class MemoryTracker:
+    """Collects one run's timeline (see the module docstring)."""
+
+    def __init__(self, describe):
+        self.describe = describe     # store key -> (name, label, kind)
+        self.live: dict = {}         # key -> store
+        self.lives: dict = {}        # name -> StoreLife
+        self.timeline: list = []
+        self.per_store: list = []
+        self.peak = 0
+        self.start = time.perf_counter()
+
+    def _sample(self, event: str) -> None:
+        snap = {}
+        for key, store in self.live.items():
+            name = self.describe(key)[0]
+            b = store_bytes(store)
+            snap[name] = b
+            life = self.lives[name]
+            life.bytes = max(life.bytes, b)
+        total = sum(snap.values())
+        self.peak = max(self.peak, total)
+        self.timeline.append((time.perf_counter() - self.start, event, total))
+        self.per_store.append(snap)
+
+    def _add(self, key, store) -> None:
+        name, label, kind = self.describe(key)
+        self.live[key] = store
+        self.lives[name] = StoreLife(name, label, kind, 0, len(self.timeline), None)
+
+    def started(self, stores: dict) -> None:
+        for key, store in stores.items():
+            self._add(key, store)
+        self._sample("start")
+
+    def allocated(self, node: int, stores: dict) -> None:
+        for key, store in stores.items():
+            self._add(key, store)
+        self._sample(f"alloc %{node}")
+
+    def freeing(self, node: int, keys: list) -> None:
+        """Before the stores of `node` are dropped: the sample that sees them at their largest."""
+        self._sample(f"before free %{node}")
+        for key in keys:
+            self.live.pop(key, None)
+            self.lives[self.describe(key)[0]].freed = len(self.timeline)
+        self._sample(f"free %{node}")
+
+    def report(self) -> MemoryReport:
+        self._sample("end")
+        return MemoryReport(self.peak, self.timeline, self.lives, self.per_store)
