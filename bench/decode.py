@@ -20,7 +20,9 @@ Metrics per configuration (one process each, bench/harness.py): `compile_s`
 (tidal: p.compile(); jax: lower + compile; torch: 0), `compile_to_first_s`
 (from the start of compilation to the end of the first run), `ms_per_token`
 (the best warm run / T generated tokens; the prompt steps are included in the
-run), `peak_rss_mb` (harness), the generated tokens (list and sha256), the
+run), `peak_rss_mb` (harness), `live_mb` (tidal: the peak live bytes of its stores,
+`exe.memory_report()`; jax: arguments, results and temporaries of the compiled
+decode per XLA's memory analysis, plus the weights), the generated tokens (list and sha256), the
 near-ties (steps whose top-2 logit gap is < 1e-3) and Tidal's `exe.stats()`.
 After the runs the tokens of the three systems are compared per (pattern, T):
 identical, or the first differing token and the top-2 gap there (a divergence
@@ -228,6 +230,13 @@ def measure(cfg: dict) -> dict:
     tokens, margins = fetch(out)
     if cfg["system"] == "tidal" and hasattr(exe, "stats"):
         extra["stats"] = exe.stats()
+        extra["live_mb"] = exe.memory_report().peak_bytes / 2**20
+    elif cfg["system"] == "jax":
+        # what the jitted decode holds: its arguments, results and temporaries (the
+        # padded cache is one) per XLA's memory analysis, plus the weights it closes over
+        ma = compiled.memory_analysis()
+        held = ma.argument_size_in_bytes + ma.output_size_in_bytes + ma.temp_size_in_bytes
+        extra["live_mb"] = (held + sum(v.nbytes for v in weights.values())) / 2**20
     gen = np.asarray(tokens, np.int64)[P:]
     near = np.argwhere(np.asarray(margins)[P - 1:] < TIE)
     return {"compile_s": compile_s, "compile_to_first_s": compile_s + first_s,
@@ -287,4 +296,4 @@ def configs(Ts=(256, 1024, 4096), patterns=("causal", "window")) -> list[dict]:
 
 if __name__ == "__main__":
     main("decode", configs(), measure, key=("pattern", "T"),
-         metrics=["ms_per_token", "compile_s", "compile_to_first_s"], timeout=900.0, after=after)
+         metrics=["ms_per_token", "compile_s", "compile_to_first_s", "live_mb"], timeout=900.0, after=after)

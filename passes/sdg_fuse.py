@@ -155,7 +155,8 @@ def _admissible(o: ir.Operation, reads: list, steps: set):
 def _read_type(value: ir.Value, dep: tuple) -> ir.Type:
     """The type of `value` read at `dep`: one leading axis per slice (its
     length), then the value's shape."""
-    lead = [to_text(slice_size(_slice(c)), mlir=True) for c in dep if ":" in c]
+    lead = [to_text(slice_size(parse(f"[{c}]", validate=False).components[0]), mlir=True)
+            for c in dep if ":" in c]       # strided slices too (F20: a vectorized read of x[0:I:2, t])
     if not lead:
         return value.type
     return tensor_type(lead + tensor_shape(value.type), tensor_element_type(value.type), value.type.context)

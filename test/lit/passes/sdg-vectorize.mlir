@@ -125,3 +125,19 @@ sdg.graph @take_all dims [i < I, t < T] {
   sdg.output "q" %q[] domain [] : !tidal.tensor<[3], f32>
   sdg.output "r" %r[i] domain [i] : !tidal.tensor<[], f32>
 }
+
+// -----
+
+// A reduction over a strided slice (fuzz finding F20: the read type of x[i, 0:T:2]
+// has (T + 1) floordiv 2 rows, not a unit-step slice's): batched over i, the
+// reduced axis moves behind the new leading one.
+// CHECK-LABEL: sdg.graph @strided
+// CHECK: %[[M:.*]] = sdg.reduce min [1] %{{.*}}[0:I, 0:T:2] domain [] : (!tidal.tensor<[2], f32>) -> !tidal.tensor<[I, 2], f32>
+// CHECK: sdg.reduce sum [0] %[[M]][] domain []
+!v2 = !tidal.tensor<[2], f32>
+sdg.graph @strided dims [i < I, t < T] {
+  %x = sdg.input "x" domain [i, t] : !v2
+  %m = sdg.reduce min [0] %x[i, 0:T:2] domain [i] : (!v2) -> !v2
+  %s = sdg.reduce sum [0] %m[0:I] domain [] : (!v2) -> !v2
+  sdg.output "s" %s[] domain [] : !v2
+}

@@ -184,3 +184,21 @@ def test_f18_gradient_of_per_step_discounts_over_a_window_that_may_be_empty():
         out = p.compile(backend=backend).run({"T": 5}, {"x": xv})
         np.testing.assert_allclose(out["g"][-1], 0.0, err_msg=backend)   # the empty window
         np.testing.assert_allclose(out["dw"], want, rtol=1e-4, err_msg=backend)
+
+
+def test_f20_vectorizing_a_reduction_over_a_strided_slice():
+    # fuzz seed 55 (program ~235, shrunk): sdg-vectorize batched `x[i, 0:T:2].amin(0)`
+    # over i and computed its operand's read type assuming unit-step slices
+    # ("internal error in compile stage 'sdg-vectorize': AttributeError"); a strided
+    # slice has (T + 1) // 2 rows.
+    with td.Program("fuzz") as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        x = td.input("x0", shape=(2,), dtype="float32", domain=(i, t))
+        m = x[i, 0:T:2].amin(0)
+        p.output("o0", td.tanh(m)[0:I].sum(0))
+    xv = np.sin(np.arange(4 * 5 * 2, dtype=np.float32)).reshape(4, 5, 2)
+    want = np.tanh(xv[:, 0::2].min(1)).sum(0)
+    assert "sdg.reduce min [1]" in p.compile(backend="numpy").stages["sdg-vectorize"]
+    for backend in BACKENDS:
+        out = p.compile(backend=backend).run({"I": 4, "T": 5}, {"x0": xv})
+        np.testing.assert_allclose(out["o0"], want, rtol=1e-5, err_msg=backend)
