@@ -224,19 +224,20 @@ class Executable(StoreAllocation):
         _count(name)
         self._compile_counts[name] = self._compile_counts.get(name, 0) + 1
 
-    def _run_loop(self, n: int, jitted, keys: list, plain, args: tuple, free: tuple,
+    def _run_loop(self, n: int, jitted, keys: list, written: list, plain, args: tuple, free: tuple,
                   bound_values: tuple) -> None:
         """Runs traced loop `n` (traced.py) on the run's stores, or its plain
         twin `plain(*free)` if its trace failed (once: then always). `args`:
         its traced arguments (bounds of its loop structure, host values);
         `bound_values`: the bounds its launchers read (its jit key, with the
-        buffers' shapes)."""
+        buffers' shapes). `written`: the keys it writes (donated, replaced
+        by its results); the others it only reads."""
         if n in self.loop_fallbacks:
             return plain(*free)
         from .traced import pack_buffers, unpack_buffers
-        buffers = pack_buffers(self.ns, keys)
+        read, buffers = pack_buffers(self.ns, keys, set(written))
         try:
-            buffers = jitted(bound_values, *args, buffers)
+            buffers = jitted(bound_values, *args, read, buffers)
         except Exception as e:   # noqa: BLE001 - a trace JAX refuses: the loop runs in Python
             if os.environ.get("TIDAL_XLA_LOOPS") == "strict":   # tests: a refused trace is a bug
                 raise

@@ -207,6 +207,8 @@ class _Gen:
                 if self.tr:
                     self.keys |= self.traceable[index][0]
                     self.bounds_used |= self.traceable[index][1]
+                    self.written |= self.traceable[index][2]
+                    self.called.add(index)
                     self.lines.append(f"{pad}_B = _T{index}(_B{''.join(', ' + a for a in args.split(', ') if a)})")
                 else:
                     self.lines.append(f"{pad}_L{index}({args})")
@@ -251,10 +253,13 @@ class _Gen:
         self.loops.append(n)
         outer = self.lines
         self.lines, self.tr, self.inside, self.free, self.keys = [], True, set(), [], set()
-        self.bounds_used = set()
+        self.bounds_used, self.written, self.called = set(), set(), set()
         try:
             self.op(op, 1)       # the loop itself, traced: `_B = _fori(...)`
             body, free, keys = self.lines, self.free, sorted(self.keys)
+            # the buffers the loop writes are donated (updated in place); the rest it
+            # only reads (weights...): passed as they are, kept valid for later readers
+            written = sorted(k for k in keys if k in self.written or _owner(k) in self.called)
             # bounds the launchers read (kernel sizes...) are the jit key; those only
             # the loop structure reads (trip counts, conditions) are traced arguments,
             # so a new value of such a bound does not recompile the loop
@@ -273,15 +278,27 @@ class _Gen:
         params = ", ".join(free)
         args = "".join(a + ", " for a in traced + free)
         self.extra.append("\n".join(
-            [f"def _loop{n}_fn(_bv, {args}_B):",
-             f"    _count_trace('_loop{n}')"] + body + ["    return _B",
+            [f"def _loop{n}_fn(_bv, {args}_R, _B):",
+             f"    _count_trace('_loop{n}')",
+             "    _B = {**_R, **_B}"] + body + [f"    return {{_k: _B[_k] for _k in _WKEYS{n}}}",
              f"_J{n} = _jit_loop(_loop{n}_fn)",
              f"_KEYS{n} = {keys!r}",
+             f"_WKEYS{n} = {written!r}",
              f"def _plain{n}({params}):"] + plain +
             [f"def _loop{n}({params}):",
-             f"    _run_loop({n}, _J{n}, _KEYS{n}, _plain{n}, ({args}), ({params}{',' if free else ''}), "
+             f"    _run_loop({n}, _J{n}, _KEYS{n}, _WKEYS{n}, _plain{n}, ({args}), ({params}{',' if free else ''}), "
              f"({''.join(b + ', ' for b in static)}))"]) + "\n")
         self.lines.append(f"{'    ' * depth}_loop{n}({params})")
+
+
+_KEY_NODE = re.compile(r"_(?:S|IX|EG)(\d+)")
+
+
+def _owner(key: str) -> int | None:
+    """The node whose launcher writes buffer `key` of B (`_S3`, `_S3_1`, `_S3#n`,
+    `_IX3`, `_EG3`: node 3)."""
+    m = _KEY_NODE.match(key)
+    return int(m.group(1)) if m else None
 
 
 def host_source(module_op: ir.Operation, run_name: str, skip: set[int],

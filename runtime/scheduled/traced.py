@@ -55,9 +55,32 @@ class NotTraceable(Exception):
 
 
 # -- traced launchers ----------------------------------------------------------------------------
-def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str]] | None:
+def _written_keys(source: str) -> set[str]:
+    """The keys of B that assignments in `source` write (`_B['_S3'] = ...`,
+    `_B['_S8'], _B['_IX8'] = ...`)."""
+    import ast
+
+    out: set[str] = set()
+
+    def targets(t):
+        if isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                yield from targets(e)
+        else:
+            yield t
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for t in targets(target):
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "_B" \
+                            and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str):
+                        out.add(t.slice.value)
+    return out
+
+
+def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]] | None:
     """(source of `def _T<k>(B, steps...)`, keys of B it uses, bounds its code
-    reads), or None when
+    reads, keys of B it writes), or None when
     node `k` cannot be traced. `gen` is the executable's LauncherGen; the
     kernels it registers are the plain launcher's (same names, same specs)."""
     k = node.index
@@ -100,7 +123,8 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str]] | None:
                 raise AssertionError(f"traced launcher of %{k} changed kernel {name}")
         source = "\n".join(lines) + "\n"
         words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
-        return source, set(gen.used), words & set(gen.graph.bounds)
+        written = _written_keys(source)
+        return source, set(gen.used), words & set(gen.graph.bounds), written
     except NotTraceable as why:
         gen.kernels.clear()
         gen.kernels.update(kernels)
@@ -193,49 +217,74 @@ class DenseSlots(dict):
         return out
 
 
-def pack_buffers(stores: dict, keys: list[str]) -> dict:
-    """B for the loop function: the buffers of the array stores, the dense
+def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict, dict]:
+    """(R, B) for the loop function: the buffers of the array stores, the dense
     arrays of the point stores (the points written since the last loop
     written in, each by one small jitted update; zeros where none) and the
-    index accumulators. The loop's jit key is then only their shapes."""
-    import jax
-
+    index accumulators; B those the loop writes (donated), R those it only
+    reads. The loop's jit key is then only their shapes."""
     from .stores import ArrayStore
-    buffers = {}
+    read, buffers = {}, {}
     for key in keys:
+        out = buffers if key in written else read
         if key.startswith(("_IX", "_EG")):
-            buffers[key] = stores[key[:3]][int(key[3:])]
+            out[key] = stores[key[:3]][int(key[3:])]
             continue
         if key.endswith("#n"):
             continue             # with its padded store, below
         store = stores[key]
         if isinstance(store, ArrayStore):
-            buffers[key] = store.buf
+            out[key] = store.buf
             continue
-        data = store.data
-        caps, shape, dtype = store.layout
-        if isinstance(data, DenseSlots):
-            dense, lengths, entries = data.dense, data.lengths, data.written
-        else:
-            dense, entries = jax.device_put(np.zeros(tuple(caps) + tuple(shape), dtype=dtype)), data
-            lengths = jax.device_put(np.zeros(tuple(caps), dtype=np.int64))
-        padded = getattr(store, "padded_axis", None) is not None
-        for slot, value in entries.items():
-            if padded:   # a value of the Python loop: its capacity padded to the packed one
-                lengths = _slot_writer(lengths, tuple(slot), np.int64(value.n))
-                value = _pad_to(value.arr, store.padded_axis, shape[store.padded_axis])
-            dense = _slot_writer(dense, tuple(slot), value)
-        buffers[key] = dense
-        if padded:
-            buffers[key + "#n"] = lengths
+        if key not in written and _whole_value(store):
+            out[key] = store.data[()]     # a domain-less value only read (a weight): as it is, no copy
+            continue
+        dense, lengths = _dense(store)
+        out[key] = dense
+        if lengths is not None:
+            out[key + "#n"] = lengths
+        if key not in written:            # packed once: the next loop reads the same arrays
+            store.data = DenseSlots(dense, lengths, getattr(store, "padded_axis", None))
     # B is donated: no array may appear twice in the call (a point value kept
-    # by reference in two stores, a domain-less store's dense array).
-    seen: set[int] = set()
+    # by reference in two stores, a domain-less store's dense array), nor in R too.
+    seen: set[int] = {id(buf) for buf in read.values()}
     for key, buf in buffers.items():
         if id(buf) in seen:
             buffers[key] = buf.copy()
         seen.add(id(buffers[key]))
-    return buffers
+    return read, buffers
+
+
+def _whole_value(store) -> bool:
+    """A domain-less point store holding its one value, of the packed shape and dtype."""
+    caps, shape, dtype = store.layout
+    if caps or isinstance(store.data, DenseSlots) or getattr(store, "padded_axis", None) is not None \
+            or list(store.data) != [()]:
+        return False
+    value = store.data[()]
+    return getattr(value, "dtype", None) == dtype and tuple(getattr(value, "shape", ())) == tuple(shape)
+
+
+def _dense(store) -> tuple:
+    """The dense array of a point store's slots (and of their valid lengths, for
+    a store of padded values, else None), the points written since it was
+    packed applied."""
+    import jax
+
+    data = store.data
+    caps, shape, dtype = store.layout
+    if isinstance(data, DenseSlots):
+        dense, lengths, entries = data.dense, data.lengths, data.written
+    else:
+        dense, entries = jax.device_put(np.zeros(tuple(caps) + tuple(shape), dtype=dtype)), data
+        lengths = jax.device_put(np.zeros(tuple(caps), dtype=np.int64))
+    padded = getattr(store, "padded_axis", None) is not None
+    for slot, value in entries.items():
+        if padded:   # a value of the Python loop: its capacity padded to the packed one
+            lengths = _slot_writer(lengths, tuple(slot), np.int64(value.n))
+            value = _pad_to(value.arr, store.padded_axis, shape[store.padded_axis])
+        dense = _slot_writer(dense, tuple(slot), value)
+    return dense, (lengths if padded else None)
 
 
 _WRITE = None
