@@ -24,13 +24,32 @@ import numpy as np
 
 from tidal.lowering.storage import StorePlan
 
-__all__ = ["bucket", "kernel_bucket", "LEAST_KERNEL_BUCKET", "Padded", "unpad", "PointStore", "ArrayStore", "make_store"]
+__all__ = ["bucket", "capacities", "kernel_bucket", "LEAST_KERNEL_BUCKET", "Padded", "unpad", "PointStore", "ArrayStore", "make_store"]
 
 
 def bucket(n: int) -> int:
     """The power of two >= n (at least 1): padded sizes, so a size that grows
     with the point compiles O(log n) times, not once per point."""
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+# A buffer this large at power-of-two capacities has its block axes rounded up to an
+# eighth of an octave instead (<= 12.5% unused, not up to 100%: a causal K/V cache of
+# 1040 rows takes 1152, not 2048); smaller ones keep powers of two, so that runs at
+# nearby bounds share their compiled loops and kernels.
+FINE_ROUNDING_BYTES = 1 << 20
+
+
+def capacities(extents: Sequence[int], point_bytes: int) -> list[int]:
+    """The capacities of a store's block axes of `extents` (a point of
+    `point_bytes` each): powers of two (`bucket`), or, when that would take
+    more than FINE_ROUNDING_BYTES, each extent rounded up to a multiple of an
+    eighth of the power of two below it."""
+    pow2 = [bucket(e) for e in extents]
+    if int(np.prod(pow2, dtype=object)) * point_bytes <= FINE_ROUNDING_BYTES:
+        return pow2
+    steps = [1 << max(0, e.bit_length() - 4) for e in extents]   # an eighth of the power of two <= e
+    return [max(1, -(-e // g) * g) for e, g in zip(extents, steps)]
 
 
 # Below this, a kernel computes on the whole capacity anyway (launches cost more
@@ -118,6 +137,8 @@ class ArrayStore:
         self.xp = xp
         self.modes = [a.mode for a in plan.axes]
         self.sizes = [a.size for a in plan.axes]
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
         caps = []
         for a, extent in zip(plan.axes, extents):
             if a.mode == "ring":
@@ -125,10 +146,14 @@ class ArrayStore:
             elif a.mode == "window":
                 caps.append(2 * a.size)
             else:
-                caps.append(bucket(extent) if pow2 else extent)
+                caps.append(extent)
+        if pow2:   # jitted kernels and loops compile per buffer shape: round block axes up
+            block = [i for i, a in enumerate(plan.axes) if a.mode == "block"]
+            point = int(np.prod([c for i, c in enumerate(caps) if i not in block] + list(self.shape),
+                                dtype=object)) * self.dtype.itemsize
+            for i, c in zip(block, capacities([caps[i] for i in block], point)):
+                caps[i] = c
         self.caps = caps
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
         buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
         self.buf = buf if xp is np else _device_put(buf)  # no compile per shape
         self.window_axis = self.modes.index("window") if "window" in self.modes else None
