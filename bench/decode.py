@@ -12,6 +12,10 @@ step through the same loop (P + T steps), so they do the same work:
 * jax: what JAX users write: a statically padded K/V cache of P + T rows per
   layer, the whole loop in one `jax.jit` with `lax.fori_loop`, attention over
   the padded cache with a causal (or window) mask.
+* tidal-half (T=256): Tidal under `p.compile(device_memory=...)` of half the peak
+  live bytes of its stores without a budget (measured first, in the same process):
+  weights and caches are swapped to host memory and back; the tokens must stay
+  the same (`swaps`: how many moves; `live_mb`: the peak on the device).
 * torch: eager PyTorch (one thread), Meta-style: a preallocated cache read as
   cache[:, :t+1] for causal (the attended part grows), a sliding cache of the
   last W steps (torch.cat, then dropped from the front) for window.
@@ -204,10 +208,16 @@ def measure(cfg: dict) -> dict:
     steps = P + T
     prompt = L.make_prompt(conf, P, 1)
     extra: dict = {}
-    if cfg["system"] == "tidal":
+    if cfg["system"] in ("tidal", "tidal-half"):
         p, _ = L.build(conf, weights, margins=True)
-        exe, compile_s = _timed(p.compile)
         bounds, inputs = {"P": P, "T": steps}, {"prompt": prompt}
+        budget = None
+        if cfg["system"] == "tidal-half":   # half of the stores' unconstrained peak (issue 13)
+            free = p.compile()
+            free.run(bounds=bounds, inputs=inputs)
+            budget = free.memory_report().peak_bytes // 2
+            extra["budget_mb"] = budget / 2**20
+        exe, compile_s = _timed(lambda: p.compile(device_memory=budget))
         run = lambda: exe.run(bounds=bounds, inputs=inputs)  # noqa: E731
         fetch = lambda out: (out["tokens"], out["margin"][:-1])  # noqa: E731
     elif cfg["system"] == "jax":
@@ -228,9 +238,13 @@ def measure(cfg: dict) -> dict:
     out, first_s = _timed(run)
     warm = min(_timed(run)[1] for _ in range(max(1, cfg.get("warm", 1))))
     tokens, margins = fetch(out)
-    if cfg["system"] == "tidal" and hasattr(exe, "stats"):
+    if cfg["system"] in ("tidal", "tidal-half"):
         extra["stats"] = exe.stats()
-        extra["live_mb"] = exe.memory_report().peak_bytes / 2**20
+        report = exe.memory_report()
+        extra["live_mb"] = report.peak_device_bytes / 2**20    # = peak_bytes without a budget
+        if report.budget is not None:
+            extra["swaps"] = len(report.swapped)
+            extra["moved_mb"] = sum(b for *_, b in report.swapped) / 2**20
     elif cfg["system"] == "jax":
         # what the jitted decode holds: its arguments, results and temporaries (the
         # padded cache is one) per XLA's memory analysis, plus the weights it closes over
@@ -290,10 +304,12 @@ def after(rows: list[dict]) -> None:
 
 
 def configs(Ts=(256, 1024, 4096), patterns=("causal", "window")) -> list[dict]:
+    # tidal-half: under a device_memory budget of half its peak (swapping; Python loops), T=256 only
     return [{"system": s, "pattern": pat, "T": T, "prompt": PROMPT, "window": WINDOW, **MODEL, "warm": 1}
-            for T in Ts for pat in patterns for s in SYSTEMS]
+            for T in Ts for pat in patterns for s in SYSTEMS + (("tidal-half",) if T == 256 else ())]
 
 
 if __name__ == "__main__":
     main("decode", configs(), measure, key=("pattern", "T"),
-         metrics=["ms_per_token", "compile_s", "compile_to_first_s", "live_mb"], timeout=900.0, after=after)
+         metrics=["ms_per_token", "compile_s", "compile_to_first_s", "live_mb", "budget_mb", "swaps"],
+         timeout=900.0, after=after)

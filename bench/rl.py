@@ -240,6 +240,7 @@ def measure_tidal(cfg):
     if stats is not None and backend == "jax":
         res["stats"] = stats()
         res["compiles_in_timed_run"] = exe.compiled.compiles() - compiled
+        res["live_mb"] = exe.memory_report().peak_bytes / 2**20
     return res
 
 
@@ -258,8 +259,11 @@ def measure_jax(cfg):
     u, fresh = draw(key)
     shapes = agent.act.lower(agent.params, s, length, u, fresh).compile()
     _, _, obs, acts, dones, _ = shapes(agent.params, s, length, u, fresh)
-    agent.learn.lower(agent.params, agent.m, agent.v, 0.0, obs, acts, dones).compile()
+    learn = agent.learn.lower(agent.params, agent.m, agent.v, 0.0, obs, acts, dones).compile()
     compile_s = time.perf_counter() - start
+    # what the larger of the two jitted steps holds: arguments, results, temporaries (XLA's analysis)
+    live = max(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+               for m in (shapes.memory_analysis(), learn.memory_analysis()))
     sums, counts = [], []
     start = time.perf_counter()
     for it in range(cfg["I"]):
@@ -269,7 +273,7 @@ def measure_jax(cfg):
         counts.append(m["ep_count"])
     sums, counts = np.array(jax.device_get(sums)), np.array(jax.device_get(counts))
     run_s = time.perf_counter() - start
-    return {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": compile_s,
+    return {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": compile_s, "live_mb": live / 2**20,
             "mean_return": _mean_return(sums, counts),
             "curve": np.round(sums / np.maximum(counts, 1), 2)}
 
@@ -311,4 +315,4 @@ if __name__ == "__main__":
     from harness import main
 
     main("rl", CONFIGS, measure, key=("returns", "B", "T", "I"),
-         metrics=["ms_per_iter", "compile_s", "mean_return"], timeout=1800.0)
+         metrics=["ms_per_iter", "compile_s", "mean_return", "live_mb"], timeout=1800.0)

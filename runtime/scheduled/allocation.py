@@ -60,8 +60,11 @@ class StoreAllocation:
             import jax
             buf = np.zeros(tuple(store.caps) + tuple(shape), dtype=dtype)
             buf[tuple(slice(0, e) for e in extents)] = given
-            store.buf = jax.device_put(buf)
-            self._counts[3] += 1
+            if getattr(self, "device_memory", None) is None:   # under a budget: on the host until used
+                store.buf = jax.device_put(buf)
+                self._counts[3] += 1
+            else:
+                store.buf = buf
 
     def _padded_shape(self, texts, axis: int, bounds: dict):
         """The shape a padded value is packed at in an XLA loop: its varying
@@ -134,7 +137,8 @@ class StoreAllocation:
         if self.backend == "jax":
             import jax.numpy as xp
         node = self.graph.nodes[k]
-        store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np)
+        budget = getattr(self, "device_memory", None) is not None   # every store starts on the host
+        store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np, host=budget)
         # slots of a packed point store (traced.py): block axes at the power of two, as
         # array stores, so a loop compiles once per capacity, not per extent
         slots = [a.size if a.mode == "ring" else bucket(e) for a, e in zip(plan.axes, extents)]
@@ -158,10 +162,12 @@ class StoreAllocation:
             created[store_name(*layout[0])] = self._make_store(layout, self._run_bounds, {})
         self.ns.update(created)
         self._live_stores.update(created)
+        if getattr(self, "_swapper", None) is not None:
+            self._swapper.added(created)     # created on the host
         self._memory.allocated(k, created)
 
     def _free(self, k: int) -> None:
-        keys = [key for key in self._live_stores if _node_of(key) == k]
+        keys = [key for key in self._live_stores if node_of(key) == k]
         self._memory.freeing(k, keys)
         for key in keys:
             del self._live_stores[key]
@@ -169,14 +175,14 @@ class StoreAllocation:
 
     def _describe_store(self, key: str) -> tuple:
         """(name, label, kind) of a store key, for the memory report."""
-        k, r = _node_of(key), _result_of(key)
+        k, r = node_of(key), _result_of(key)
         node = self.graph.nodes[k]
         plan = self.plans.get((k, r))
         return (f"%{k}" + (f"#{r}" if r else ""), f"{node.label} at {node.location}",
                 plan.kind if plan is not None else "point")
 
 
-def _node_of(key: str) -> int:
+def node_of(key: str) -> int:
     return int(key[2:].split("_")[0])
 
 

@@ -35,6 +35,7 @@ from .hostgen import HELPERS, host_source
 from .launchers import LauncherGen, store_name
 from ..run_checks import check_bounds, check_udf_result
 from .memory import MemoryTracker
+from .swapping import make_swapper, start_swapper
 from .opdecode import DTYPES, decode
 from .stores import ArrayStore, Padded, kernel_bucket, unpad
 from .traced import DenseSlots
@@ -55,7 +56,7 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
 
 def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = None,
                 options: ScheduleOptions | None = None, stages: CompileStages | None = None,
-                xla_loops: bool | None = None) -> "Executable":
+                xla_loops: bool | None = None, device_memory: int | None = None) -> "Executable":
     """Compiles the `sdg.graph` (or `rt.program`) of `module` (an ir.Module or
     text; the caller's module is not modified). Raises `ScheduleError` for an
     unschedulable program. `xla_loops` (jax): run each loop whose body JAX can
@@ -63,9 +64,13 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     default on, off with TIDAL_XLA_LOOPS=off (=strict: a failed trace raises
     instead of falling back to the Python loop). Each step is a named stage recorded in `stages`
     (tidal.passes.stages; `exe.stages`): sdg-schedule, schedule,
-    sdg-lower-to-scf, storage, host."""
+    sdg-lower-to-scf, storage, host. `device_memory` (jax): a budget in bytes
+    for the stores on the device, kept by swapping (swapping.py; loops then
+    run in Python)."""
     if backend not in ("jax", "numpy"):
         raise ValueError(f"unknown backend {backend!r} (jax or numpy)")
+    if device_memory is not None and (backend != "jax" or int(device_memory) <= 0):
+        raise ValueError("device_memory needs the jax backend and a positive number of bytes")
     if not isinstance(module, str):
         root = module.operation if hasattr(module, "operation") else module
         module = root.clone()
@@ -75,12 +80,13 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     if xla_loops is None:
         xla_loops = os.environ.get("TIDAL_XLA_LOOPS") != "off"
     return Executable(root, graph_op, dict(udfs or {}), backend, options or ScheduleOptions(), stages,
-                      xla_loops and backend == "jax")
+                      xla_loops and backend == "jax" and device_memory is None, device_memory)
 
 
 class Executable(StoreAllocation):
-    def __init__(self, root, graph_op, udfs, backend, options, stages, xla_loops=False):
+    def __init__(self, root, graph_op, udfs, backend, options, stages, xla_loops=False, device_memory=None):
         self.root, self.udfs, self.backend = root, udfs, backend
+        self.device_memory = None if device_memory is None else int(device_memory)
         self.xla_loops = xla_loops
         self.loop_fallbacks: dict[int, str] = {}   # loop -> why its trace failed (runs in Python)
         self.stages = stages
@@ -130,7 +136,8 @@ class Executable(StoreAllocation):
         inputs = {k for k in self.statements if graph.nodes[k].name == "sdg.input"}
         launchers = [gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
                      if k not in inputs]
-        plain, self.bound_names = host_source(self.root, run_function_name(graph), inputs)
+        plain, self.bound_names = host_source(self.root, run_function_name(graph), inputs,
+                                              guard=self.device_memory is not None)
         program, traceable = plain, {}
         if self.xla_loops:
             from .traced import traced_launcher
@@ -194,6 +201,9 @@ class Executable(StoreAllocation):
         ns.update(_np=np, _slice=slice, _kbucket=kernel_bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
                   _udf=self._call_udf, _own=_own, _C=self._counts, _Padded=Padded, _unpad=unpad,
                   _d2h=self._device_to_host, _h2d=self._host_to_device, _alloc=self._alloc, _free=self._free)
+        if self.device_memory is not None:
+            self._swapper = make_swapper(self)
+            ns["_G"] = self._swapper.guard
         for k, d in self.opdefs.items():
             ns[f"_F{k}"] = d.fn
             if d.value is not None:
@@ -202,7 +212,7 @@ class Executable(StoreAllocation):
             import jax
             from .jax_backend import jit_kernel, kernel_key
             for k, d in self.opdefs.items():
-                if d.value is not None:
+                if d.value is not None and self.device_memory is None:   # under a budget: on the host
                     ns[f"_V{k}"] = jax.device_put(d.value)
             shared: dict[str, object] = {}   # kernel_key -> jitted: equal kernels compile once
             for name, (opdef, specs, out) in gen.kernels.items():
@@ -302,7 +312,11 @@ class Executable(StoreAllocation):
         self.last_stores = self._memory_report = None
         stores = self.allocate(bounds, inputs or {})
         self._live_stores = stores                      # _alloc adds, _free drops
-        self._memory = MemoryTracker(self._describe_store)
+        swapper = getattr(self, "_swapper", None)
+        self._memory = MemoryTracker(self._describe_store, swapper and (lambda key: key in swapper.on_host),
+                                     self.device_memory)
+        if swapper is not None:
+            start_swapper(self, bounds)
         self._memory.started(stores)
         self.ns.update(stores)
         self.ns.update(bounds)

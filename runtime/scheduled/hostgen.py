@@ -80,6 +80,7 @@ class _Gen:
         self.count = 0
         self.traceable = traceable or {}
         self.memory: dict = {}     # callee -> ("alloc" | "free", node)
+        self.guard = False
         self.tr = False            # generating traced code (inside a `_loop<n>`)
         self.inside: set[str] = set()   # traced: names defined inside the traced loop
         self.free: list[str] = []       # traced: names from outside it, passed in
@@ -211,7 +212,8 @@ class _Gen:
                     self.called.add(index)
                     self.lines.append(f"{pad}_B = _T{index}(_B{''.join(', ' + a for a in args.split(', ') if a)})")
                 else:
-                    self.lines.append(f"{pad}_L{index}({args})")
+                    guard = f"_G({index}{', ' + args if args else ''}); " if self.guard else ""   # swapping.py
+                    self.lines.append(f"{pad}{guard}_L{index}({args})")
             return
         raise HostGenError(f"unsupported op '{name}' in the lowered program")
 
@@ -302,9 +304,10 @@ def _owner(key: str) -> int | None:
 
 
 def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
-                traceable: dict | None = None) -> tuple[str, list[str]]:
+                traceable: dict | None = None, guard: bool = False) -> tuple[str, list[str]]:
     """(source of `def _program(<bounds>):`, bound names) for function `run_name`;
-    with `traceable`, preceded by its loop functions (`_loop<n>`)."""
+    with `traceable`, preceded by its loop functions (`_loop<n>`); with
+    `guard`, every launch `_L<k>(...)` preceded by `_G(k)` (swapping.py)."""
     body = module_op.regions[0].blocks[0]
     callees, memory, run = {}, {}, None
     for op in body.operations:
@@ -325,6 +328,7 @@ def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
     gen = _Gen(skip, traceable)
     gen.callees = callees
     gen.memory = memory
+    gen.guard = guard
     gen.bounds = set(bounds)
     entry = run.regions[0].blocks[0]
     for arg, b in zip(entry.arguments, bounds):

@@ -17,8 +17,12 @@ Counted: the stores (inputs' copies, intermediate values, outputs). Not
 counted: the temporaries inside one kernel or XLA loop (XLA's own buffers),
 compiled code, and the user's arrays. Between two events a point store only
 grows (a ring store stops at its K points), so the maximum over the events,
-each sampled just before its free, is the peak of the stores. Nothing is
-swapped to the host yet (`swapped` is empty; see the memory issue).
+each sampled just before its free, is the peak of the stores.
+
+Under a device-memory budget (`p.compile(device_memory=...)`, swapping.py)
+the stores move between the device and the host: every move is an event
+(`swapped`), each timeline entry also gives the bytes on the device, and
+`peak_device_bytes` is the most the device held, checked before every launch.
 """
 from __future__ import annotations
 
@@ -56,10 +60,13 @@ class StoreLife:
 @dataclass
 class MemoryReport:
     peak_bytes: int
-    timeline: list      # [(seconds, event, live bytes)], event "start", "alloc %3", "free %3", "end"
+    timeline: list      # [(seconds, event, live bytes, device bytes)]: "start", "alloc %3", "free %3",
+    #                     "swap out %3", "swap in %3", "end"
     stores: dict        # name -> StoreLife
     per_store: list     # per timeline entry: {name: bytes} of the live stores
-    swapped: list = field(default_factory=list)
+    swapped: list = field(default_factory=list)   # [(timeline index, name, "out" | "in", bytes)]
+    peak_device_bytes: int = 0    # the most the stores on the device held (= peak_bytes without a budget)
+    budget: int | None = None     # p.compile(device_memory=...), in bytes
 
     @property
     def freed_bytes(self) -> int:
@@ -67,9 +74,12 @@ class MemoryReport:
         return sum(s.bytes for s in self.stores.values() if s.freed is not None)
 
     def __str__(self) -> str:
-        events = sum(1 for _, e, _ in self.timeline if e.startswith(("alloc", "free")))
+        events = sum(1 for _, e, _, _ in self.timeline if e.startswith(("alloc", "free")))
+        swaps = (f"{len(self.swapped)} swaps, {_mb(sum(b for *_, b in self.swapped))} moved, peak on the device "
+                 f"{_mb(self.peak_device_bytes)} under a budget of {_mb(self.budget)}"
+                 if self.budget is not None else "nothing swapped")
         head = (f"peak live bytes {_mb(self.peak_bytes)} ({len(self.stores)} stores, {events} alloc/free events, "
-                f"{_mb(self.freed_bytes)} freed before the end, nothing swapped)")
+                f"{_mb(self.freed_bytes)} freed before the end, {swaps})")
         rows = sorted(self.stores.values(), key=lambda s: -s.bytes)
         lines = [head, f"{'store':>8} {'kind':6} {'bytes':>12} {'alloc':>6} {'free':>6}  op"]
         for s in rows:
@@ -94,8 +104,14 @@ class MemoryReport:
         fig, ax = plt.subplots(figsize=(8, 4.5))
         ax.stackplot(xs, *layers, other, step="post",
                      labels=[f"{n} {self.stores[n].label[:40]}" for n in names] + ["other"])
-        ax.set_xticks(xs)
-        ax.set_xticklabels([e for _, e, _ in self.timeline], rotation=60, ha="right", fontsize=7)
+        if self.budget is not None:
+            ax.step(xs, [d / 2**20 for *_, d in self.timeline], where="post", color="black", label="on the device")
+            ax.axhline(self.budget / 2**20, color="red", linestyle="--", label="budget")
+        if len(xs) <= 60:
+            ax.set_xticks(xs)
+            ax.set_xticklabels([e for _, e, _, _ in self.timeline], rotation=60, ha="right", fontsize=7)
+        else:
+            ax.set_xlabel("event")
         ax.set_ylabel("live MiB (stores)")
         ax.set_title(f"peak {_mb(self.peak_bytes)}")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -113,29 +129,45 @@ def _mb(n: int) -> str:
 
 
 class MemoryTracker:
-    """Collects one run's timeline (see the module docstring)."""
+    """Collects one run's timeline (see the module docstring). `on_host(key)`:
+    whether a store is swapped out to the host now (swapping.py)."""
 
-    def __init__(self, describe):
+    def __init__(self, describe, on_host=None, budget: int | None = None):
         self.describe = describe     # store key -> (name, label, kind)
+        self.on_host = on_host or (lambda key: False)
+        self.budget = budget
         self.live: dict = {}         # key -> store
         self.lives: dict = {}        # name -> StoreLife
         self.timeline: list = []
         self.per_store: list = []
+        self.swapped: list = []
         self.peak = 0
+        self.peak_device = 0
         self.start = time.perf_counter()
+
+    def device_bytes(self) -> int:
+        return sum(store_bytes(s) for key, s in self.live.items() if not self.on_host(key))
 
     def _sample(self, event: str) -> None:
         snap = {}
+        device = 0
         for key, store in self.live.items():
             name = self.describe(key)[0]
             b = store_bytes(store)
             snap[name] = b
+            if not self.on_host(key):
+                device += b
             life = self.lives[name]
             life.bytes = max(life.bytes, b)
         total = sum(snap.values())
         self.peak = max(self.peak, total)
-        self.timeline.append((time.perf_counter() - self.start, event, total))
+        self.peak_device = max(self.peak_device, device)
+        self.timeline.append((time.perf_counter() - self.start, event, total, device))
         self.per_store.append(snap)
+
+    def observe_device(self, device: int) -> None:
+        """Device bytes seen between events (swapping.py checks them before every launch)."""
+        self.peak_device = max(self.peak_device, device)
 
     def _add(self, key, store) -> None:
         name, label, kind = self.describe(key)
@@ -160,6 +192,12 @@ class MemoryTracker:
             self.lives[self.describe(key)[0]].freed = len(self.timeline)
         self._sample(f"free %{node}")
 
+    def swap(self, key: str, direction: str, nbytes: int) -> None:
+        name = self.describe(key)[0]
+        self._sample(f"swap {direction} {name}")
+        self.swapped.append((len(self.timeline) - 1, name, direction, nbytes))
+
     def report(self) -> MemoryReport:
         self._sample("end")
-        return MemoryReport(self.peak, self.timeline, self.lives, self.per_store)
+        return MemoryReport(self.peak, self.timeline, self.lives, self.per_store, self.swapped,
+                            self.peak_device, self.budget)

@@ -131,7 +131,7 @@ def _product(ranges: list) -> list:
 
 class ArrayStore:
     def __init__(self, plan: StorePlan, extents: Sequence[int], shape: Sequence[int], dtype,
-                 xp=np, pow2: bool = False):
+                 xp=np, pow2: bool = False, host: bool = False):
         self.plan = plan
         self.kind = plan.kind
         self.xp = xp
@@ -155,7 +155,8 @@ class ArrayStore:
                 caps[i] = c
         self.caps = caps
         buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
-        self.buf = buf if xp is np else _device_put(buf)  # no compile per shape
+        # no compile per shape; `host`: created swapped out (a device-memory budget, swapping.py)
+        self.buf = buf if xp is np or host else _device_put(buf)
         self.window_axis = self.modes.index("window") if "window" in self.modes else None
         self._reader = None
         self._writer = None
@@ -212,7 +213,7 @@ def _device_put(array: np.ndarray):
 
 
 def make_store(plan: StorePlan, extents: Sequence[int], shape: Sequence[int] | None, dtype,
-               xp=np, pow2: bool = False):
+               xp=np, pow2: bool = False, host: bool = False):
     if plan.kind == "point" or shape is None:
         return PointStore(plan, len(plan.axes))
-    return ArrayStore(plan, extents, shape, dtype, xp, pow2)
+    return ArrayStore(plan, extents, shape, dtype, xp, pow2, host)

@@ -62,11 +62,11 @@ def test_report_text_timeline_and_plot(tmp_path):
     report = exe.memory_report()
     text = str(report)
     assert text.startswith("peak live bytes") and "sdg.input \"x\"" in text
-    events = [e for _, e, _ in report.timeline]
+    events = [e for _, e, _, _ in report.timeline]
     assert events[0] == "start" and events[-1] == "end" and any(e.startswith("free %") for e in events)
-    seconds = [s for s, _, _ in report.timeline]
+    seconds = [s for s, _, _, _ in report.timeline]
     assert seconds == sorted(seconds)
-    assert report.peak_bytes == max(live for _, _, live in report.timeline)
+    assert report.peak_bytes == max(live for _, _, live, _ in report.timeline)
     assert report.freed_bytes > 0 and report.swapped == []
     path = report.plot(tmp_path / "mem.png")
     assert (tmp_path / "mem.png").stat().st_size > 1000 and path.endswith("mem.png")
@@ -104,3 +104,61 @@ def test_outputs_and_values_read_at_the_end_are_not_freed():
     report = exe.memory_report()
     outputs = [s for s in report.stores.values() if "sdg.output" in s.label]
     assert len(outputs) == 2 and all(s.freed is None for s in outputs)
+
+
+# -- swapping under a device-memory budget (runtime/scheduled/swapping.py) ----------------------
+def rnn():
+    rng = np.random.default_rng(0)
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(N,), domain=(t,))
+        W1 = td.param("W1", rng.standard_normal((N, N)).astype(np.float32) / 8)
+        W2 = td.param("W2", rng.standard_normal((N, N)).astype(np.float32) / 8)
+        h = td.recurrent(shape=(N,), domain=(t,))
+        h[0] = x[0]
+        h[t + 1] = td.tanh(h @ W1 + x[t + 1] @ W2)
+        p.output("h", h)
+    return p
+
+
+def test_a_budget_swaps_and_keeps_the_results():
+    p = rnn()
+    x = np.random.default_rng(2).random((20, N), dtype=np.float32)
+    free = p.compile()
+    want = free.run({"T": 20}, {"x": x})["h"]
+    peak = free.memory_report().peak_bytes
+    budget = int(peak * 0.9)
+    exe = p.compile(device_memory=budget)
+    np.testing.assert_allclose(exe.run({"T": 20}, {"x": x})["h"], want, rtol=1e-6)
+    report = exe.memory_report()
+    assert report.budget == budget and report.peak_device_bytes <= budget < report.peak_bytes
+    assert {d for _, _, d, _ in report.swapped} == {"in", "out"}
+    assert all(report.timeline[i][1] == f"swap {d} {name}" for i, name, d, _ in report.swapped)
+    assert max(device for *_, device in report.timeline) <= budget
+    assert "swaps" in str(report) and "under a budget" in str(report)
+
+
+def test_a_budget_below_what_one_op_needs_is_a_clear_error():
+    from tidal.runtime.scheduled.swapping import BudgetError
+    exe = rnn().compile(device_memory=4096)
+    with pytest.raises(BudgetError, match=r"'%\d+ = sdg\.\w+.*' at .*test_runtime_memory.py:\d+:\d+ needs [\d,]+ "
+                                          r"bytes .* budget of 4,096 bytes; compile with a larger device_memory"):
+        exe.run({"T": 5}, {"x": np.ones((5, N), dtype=np.float32)})
+
+
+@pytest.mark.parametrize("value, message", [(0, "must be positive"), (-5, "must be positive"),
+                                            (1.5, "must lie in"), ("1GB", "number of bytes"),
+                                            (True, "number of bytes")])
+def test_device_memory_is_validated(value, message):
+    with pytest.raises(TidalError, match=message):
+        rnn().compile(device_memory=value)
+
+
+def test_device_memory_needs_the_jax_backend_and_a_fraction_is_of_the_device():
+    with pytest.raises(TidalError, match="needs the jax backend"):
+        rnn().compile("numpy", device_memory=10**6)
+    exe = rnn().compile(device_memory=0.5)          # half of this machine: nothing to swap
+    exe.run({"T": 3}, {"x": np.ones((3, N), dtype=np.float32)})
+    report = exe.memory_report()
+    assert report.swapped and all(d == "in" for _, _, d, _ in report.swapped)   # stores start on the host
+    assert report.budget > 10**6

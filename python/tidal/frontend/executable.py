@@ -142,6 +142,35 @@ def validate_inputs(program: Any, inputs: Mapping | None, bounds: dict[str, int]
     return {k: _input_value(nodes[k], v, bounds) for k, v in given.items()}
 
 
+def device_budget(device_memory: Any, backend: str) -> int | None:
+    """`device_memory` of p.compile() in bytes (None: no budget); a float in
+    (0, 1] is a fraction of the device's memory (its XLA limit, else the RAM)."""
+    if device_memory is None:
+        return None
+    if backend != "jax":
+        raise TidalError(f"device_memory needs the jax backend (the {backend} backend has no device)",
+                         'compile with backend="jax", or drop device_memory')
+    if isinstance(device_memory, bool) or not isinstance(device_memory, (int, float, np.integer, np.floating)):
+        raise TidalError(f"device_memory must be a number of bytes or a fraction, not {device_memory!r}",
+                         "e.g. device_memory=2**30 or device_memory=0.5")
+    if isinstance(device_memory, (float, np.floating)):
+        if not 0 < device_memory <= 1:
+            raise TidalError(f"device_memory={device_memory}: a fraction must lie in (0, 1]",
+                             "give bytes as an int, or a fraction of the device's memory")
+        return max(1, int(device_memory * _device_bytes()))
+    if device_memory <= 0:
+        raise TidalError(f"device_memory={device_memory}: the budget must be positive", "give a number of bytes")
+    return int(device_memory)
+
+
+def _device_bytes() -> int:
+    import jax
+    stats = jax.devices()[0].memory_stats() or {}
+    if stats.get("bytes_limit"):
+        return int(stats["bytes_limit"])
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
 def _udf_table(program: Any) -> dict[str, Callable]:
     """{callee: function}. Every backend checks what a UDF returns against its
     declaration (tidal.runtime.run_checks.check_udf_result)."""
@@ -155,9 +184,10 @@ class Executable:
     tidal.frontend.compile_pipeline for the list); `exe.timings()` their times."""
 
     def __init__(self, program: Any, backend: str = "jax", *, passes=None, dump=None,
-                 timings: bool | None = None, progress: bool | None = None):
+                 timings: bool | None = None, progress: bool | None = None, device_memory=None):
         if backend not in BACKENDS:
             raise TidalError(f"unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
+        budget = device_budget(device_memory, backend)
         from . import compile_cache
         from .compile_pipeline import make_stages, sdg_stages, trace_stage
 
@@ -167,7 +197,8 @@ class Executable:
         self.udfs = _udf_table(program)
         self.rt_module = trace_stage(program, self._stages)
         key = None if self._stages.dump is not None else compile_cache.program_key(
-            self.rt_module, backend, tuple(element for _, element, _ in steps), self.udfs)
+            self.rt_module, backend, tuple(element for _, element, _ in steps) + (("device_memory", budget),),
+            self.udfs)
         hit = compile_cache.lookup(key) if key is not None else None
         self.cache_hit = hit is not None   # p.compile() of an equal program: nothing recompiled
         if hit is not None:
@@ -179,7 +210,8 @@ class Executable:
                 from tidal.runtime.scheduled import compile_sdg
 
                 compile_cache.persistent_cache_from_environment()
-                self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=backend, stages=self._stages)
+                self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=backend, stages=self._stages,
+                                            device_memory=budget)
             if key is not None:
                 compile_cache.store(key, (self.module, self._stages, self.compiled))
         if timings if timings is not None else os.environ.get("TIDAL_TIMINGS"):

@@ -257,7 +257,8 @@ class Program:
 
         return print_module(lower_to_sdg(self.module()), locations)
 
-    def compile(self, backend: str = "jax", *, passes=None, dump=None, timings=None, progress=None):
+    def compile(self, backend: str = "jax", *, passes=None, dump=None, timings=None, progress=None,
+                device_memory=None):
         """Compile once; `.run(bounds={T: 10}, inputs={"x": arr})` for any bounds.
 
         backend: "jax" (default) or "numpy" run the isl-scheduled program;
@@ -270,10 +271,16 @@ class Program:
         an index.json (or set TIDAL_DUMP). timings: print the stages' times
         (or TIDAL_TIMINGS=1). progress: print each stage as it starts (or
         TIDAL_PROGRESS=1).
+        device_memory (jax backend): a budget for the tensors kept on the device,
+        in bytes (an int) or as a fraction (0 < f <= 1) of the device's memory;
+        stores read furthest in the future are swapped to host memory and back
+        before their next use (results are identical; loops run in Python, so
+        it is slower). `exe.memory_report()` shows the swaps.
         """
         from .executable import Executable
 
-        return Executable(self, backend, passes=passes, dump=dump, timings=timings, progress=progress)
+        return Executable(self, backend, passes=passes, dump=dump, timings=timings, progress=progress,
+                          device_memory=device_memory)
 
     def __repr__(self) -> str:
         dims = ", ".join(f"{d.step.name} < {d.bound.name}" for d in self.dim_list)

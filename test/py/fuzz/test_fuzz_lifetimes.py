@@ -33,9 +33,54 @@ def test_lifetimes_on_random_programs(request):
             exe.run(bounds=bounds, inputs=make_inputs(desc, bounds, 0))
             report = exe.memory_report()
             assert report.peak_bytes <= sum(s.bytes for s in report.stores.values())
-            assert report.peak_bytes == max(live for _, _, live in report.timeline)
+            assert report.peak_bytes == max(live for _, _, live, _ in report.timeline)
             assert frees == any(s.freed is not None for s in report.stores.values())
 
     run()
     print("\nlifetimes:", seen)
     assert seen["with_frees"] >= max(1, seen["programs"] // 10), seen
+
+
+def test_swapping_on_random_programs(request):
+    """Under a device-memory budget of 70% of a run's unconstrained peak, random
+    programs give the jax backend's results (within float32 rounding: loops run
+    in Python instead of XLA), keep the stores on the device under the budget,
+    or fail with the budget error when one op alone needs more."""
+    from test_fuzz_fusion import _same
+    from tidal.runtime.scheduled.swapping import BudgetError
+
+    seen = {"programs": 0, "swapped": 0, "too_small": 0}
+
+    @pass_settings(request.config)
+    @given(data=st.data())
+    def run(data):
+        desc = data.draw(programs(), label="program")
+        p, _ = build(desc)
+        bounds = {d.upper(): desc.min_bound[d] + 2 for d in desc.dims}
+        inputs = make_inputs(desc, bounds, 0)
+        free = p.compile(backend="jax")
+        try:
+            want = free.run(bounds=bounds, inputs=inputs)
+        except Exception:   # noqa: BLE001 - a run error: test_fuzz_programs checks those
+            return
+        peak = free.memory_report().peak_bytes
+        if peak < 16:
+            return
+        seen["programs"] += 1
+        budget = int(peak * 0.7)
+        exe = p.compile(backend="jax", device_memory=budget)
+        try:
+            got = exe.run(bounds=bounds, inputs=inputs)
+        except BudgetError as e:
+            assert "needs" in str(e) and f"{budget:,} bytes" in str(e)
+            seen["too_small"] += 1
+            return
+        report = exe.memory_report()
+        assert report.peak_device_bytes <= budget, f"{report}\n{desc.repro()}"
+        seen["swapped"] += any(d == "out" for _, _, d, _ in report.swapped)
+        for name in want:
+            _same(want[name], got[name], exact=False)
+
+    run()
+    print("\nswapping:", seen)
+    assert seen["swapped"] >= max(1, seen["programs"] // 10), seen

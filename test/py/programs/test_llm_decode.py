@@ -79,6 +79,28 @@ def test_decode_scheduled_matches_numpy(pattern, backend):
     np.testing.assert_array_equal(decode(cfg, w, prompt, 9, backend)["tokens"], want)
 
 
+@pytest.mark.parametrize("pattern", ["causal", "window"])
+def test_decode_under_half_its_peak_memory_gives_the_same_tokens(pattern):
+    """p.compile(device_memory=...) (issue 13): half the stores' unconstrained peak;
+    weights and caches go to the host and back between launches."""
+    cfg = tiny(pattern, rope="rotate_half")
+    w, prompt = L.init_weights(cfg, 3), L.make_prompt(cfg, 3, 4)
+    want, _ = expected(cfg, w, prompt, 12)
+    p, _ = L.build(cfg, w, margins=True)
+    bounds, inputs = {"P": len(prompt), "T": 12}, {"prompt": prompt}
+    free = p.compile()
+    np.testing.assert_array_equal(free.run(bounds=bounds, inputs=inputs)["tokens"], want)
+    budget = free.memory_report().peak_bytes // 2
+    exe = p.compile(device_memory=budget)
+    np.testing.assert_array_equal(exe.run(bounds=bounds, inputs=inputs)["tokens"], want)
+    report = exe.memory_report()
+    assert report.peak_device_bytes <= budget
+    outs = [name for _, name, d, _ in report.swapped if d == "out"]
+    weights = {f"%{k}" for k in range(len(exe.compiled.graph.nodes))
+               if exe.compiled.graph.nodes[k].name == "sdg.param"}
+    assert weights & set(outs), report           # weights left the device and came back
+
+
 def test_sampling_reference():
     cfg = tiny("window")
     w, prompt = L.init_weights(cfg, 3), L.make_prompt(cfg, 3, 4)
