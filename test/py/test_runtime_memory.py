@@ -162,3 +162,18 @@ def test_device_memory_needs_the_jax_backend_and_a_fraction_is_of_the_device():
     report = exe.memory_report()
     assert report.swapped and all(d == "in" for _, _, d, _ in report.swapped)   # stores start on the host
     assert report.budget > 10**6
+
+
+def test_next_uses_go_round_the_innermost_loop_body():
+    """Belady's distances: launches from an op to the next one touching a store,
+    wrapping around the loop body; stores the body never touches are absent."""
+    from tidal.lowering.loop_ast import Exec, For
+    from tidal.runtime.scheduled.swapping import next_uses
+
+    body = [Exec(1, []), Exec(2, []), Exec(3, [])]
+    tree = [Exec(0, []), For("c0", ("int", 0), ("var", "T"), 1, body), Exec(4, [])]
+    touches = {0: [0], 1: [1, 0], 2: [2, 1], 3: [3, 2], 4: [4, 3]}
+    uses = next_uses(tree, touches)
+    assert uses[3] == {1: 1, 0: 1, 2: 2, 3: 3}     # after 3 comes 1 (reads 0), then 2, then 3 again
+    assert uses[1][2] == 1 and uses[1][3] == 2 and 4 not in uses[1]
+    assert uses[0] == {4: 1, 3: 1, 0: 2}           # the top level: 0, 4 (cyclic too: harmless)
