@@ -92,6 +92,7 @@ class Executable(StoreAllocation):
         self.stages = stages
         self._udf_shapes: dict[int, list] = {}
         self._compile_counts: dict[str, int] = {}   # kernel -> traces, this executable's own
+        self._inlined = 0                            # of those, traces inside a loop's trace
         self._counts = [0, 0, 0, 0]   # last run: jitted launches, host ops, device->host, host->device
         self._store_bytes = 0
         self._bound_values: tuple = ()
@@ -246,8 +247,12 @@ class Executable(StoreAllocation):
             return plain(*free)
         from .traced import pack_buffers, unpack_buffers
         read, buffers = pack_buffers(self.ns, keys, set(written))
+        counts = self._compile_counts
+        traces, own = sum(counts.values()), counts.get(f"_loop{n}", 0)
         try:
             buffers = jitted(bound_values, *args, read, buffers)
+            # kernels traced inside the loop's trace are part of its one XLA program
+            self._inlined += sum(counts.values()) - traces - (counts.get(f"_loop{n}", 0) - own)
         except Exception as e:   # noqa: BLE001 - a trace JAX refuses: the loop runs in Python
             if os.environ.get("TIDAL_XLA_LOOPS") == "strict":   # tests: a refused trace is a bug
                 raise
@@ -459,8 +464,10 @@ class Executable(StoreAllocation):
         return report
 
     def compiles(self) -> int:
-        """Number of jit compilations (traces) of this executable's kernels so far."""
-        return sum(self._compile_counts.values())
+        """Number of XLA programs compiled for this executable so far: kernels
+        run on their own and loops (a kernel traced inside a loop is part of
+        the loop's program; `_compile_counts` counts every trace by name)."""
+        return sum(self._compile_counts.values()) - self._inlined
 
 
 _RESERVED = {"range", "min", "max", "slice", "True", "False", "None"}

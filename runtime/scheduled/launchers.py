@@ -66,6 +66,10 @@ class LauncherGen:
         self.used: set[str] = set()               # traced mode: the keys of B a launcher uses
         self.untraced: dict[int, str] = {}         # node -> why it cannot run inside an XLA loop
         self.guards: dict[int, tuple] = {}         # traced empty-reduction checks (flags _EG<k>)
+        # traced mode: the launch being written reads a point-varying size with no
+        # static bound (a causal prefix k[0:t + 1]): (its valid length, the
+        # capacities of the buffer axes it is gathered from); see dynamic_cap
+        self.dyn: tuple[str, list[str]] | None = None
         from .jax_backend import mask_identity
         from .padded import plan_padded
         self.padded = plan_padded(graph, plans, opdefs, mask_identity) \
@@ -118,13 +122,26 @@ class LauncherGen:
         `_kbucket(n)`. Traced (an XLA loop needs it static), the least power of
         two (at least LEAST_KERNEL_BUCKET) that `size` provably never exceeds
         (`static_bucket`; a window of 256 keys: 256); a size with no such bound
-        (a causal prefix) cannot be traced."""
+        cannot be traced here (a padded kernel's causal prefix: `dynamic_cap`)."""
         if not self.traced:
             return f"_kbucket({n})"
         cap = static_bucket(size)
         if cap is None:
             self.not_traced("a point-varying size with no static bound")
         return str(cap)
+
+    def dynamic_cap(self, n: str, limit: str) -> str:
+        """Traced: the capacity `_cap` of a point-varying size `n` with no
+        static bound, read from a buffer axis of `limit` elements. The launch
+        then runs under `_capswitch` (traced.py): one branch per capacity up to
+        the buffer's, the least that holds `n` taken at each point, so the
+        loop compiles once and a step costs O(n), not O(buffer). Every varying
+        size of one launch has the same valid length (padded.py), so they
+        share the capacity."""
+        if self.dyn is None:
+            self.dyn = (n, [])
+        self.dyn[1].append(limit)
+        return "_cap"
 
     def guard(self, k: int, what: tuple, empty: str) -> list[str]:
         """Traced: an empty-reduction check (`empty`: its condition) folded into
@@ -359,6 +376,17 @@ class LauncherGen:
             leaves = leaves + [self.ix(node.index)]
         also = f", {self.ix(node.index)}" if checked else ""
         count = "" if self.traced else "_C[0] += 1; "
+        if self.dyn is not None:   # one branch per capacity (dynamic_cap): the value, then the write
+            if inplace:
+                self.not_traced("a point-varying size with no static bound written in place")
+            if not self.packable(node.index, 0):
+                self.not_traced("a point store of varying shape")
+            n, limits = self.dyn
+            self.dyn = None
+            call = f"lambda _cap: {kname}({', '.join([static] + leaves)})"
+            lines.append(f"{pad}_r{also} = _capswitch({n}, ({''.join(x + ', ' for x in limits)}), {call}); "
+                         + self.point_set(out_name, self.point_slot(plan, list(node.domain)), "_r"))
+            return
         if inplace:
             slots = [self.slot(plan, i, s) for i, s in enumerate(node.domain)]
             args = ", ".join([static, self.buf(out_name)] + slots + leaves)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from tidal.lowering.graph import Graph, Node
 from tidal.symbolic import parse, slice_size
 
+from .launchers import static_bucket
 from .opdecode import OpDef
 
 __all__ = ["PaddedNode", "plan_padded", "padded_call"]
@@ -279,7 +280,6 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
             slot = gen.point_slot(plan, [gen.code(c, node) for c in edge.dep])
             if gen.traced:   # the values and the valid lengths of a padded store (traced.py)
                 src = gen.graph.nodes[edge.source]
-                from .launchers import static_bucket
                 if static_bucket(parse(src.result_shapes[edge.result][gen.padded[edge.source].out_axis],
                                        dims=gen.graph.dims)) is None:
                     gen.not_traced("a padded value with no static capacity")
@@ -322,7 +322,12 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
             pre.append(f"{n} = {'_tmax' if gen.traced else '_max'}(0, {gen.code(c.stop, node)} - {a})")
             spec.axes.append("shifted")
             leaves.append(start)
-            statics.append(gen.bucket(n, size))
+            if gen.traced and static_bucket(size) is None:   # a causal prefix: a branch per capacity
+                if plan.axes[axis].mode != "block":
+                    gen.not_traced("a point-varying size with no static bound in a ring store")
+                statics.append(gen.dynamic_cap(n, gen.caps(name, axis)))
+            else:
+                statics.append(gen.bucket(n, size))
             tail.append(n)
             sizes.append("0")
             if o.to is not None:
@@ -353,6 +358,8 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
     leaves += [code[n_] for n_ in opdef.dynamic_scalars]
     statics += [code[n_] for n_ in opdef.static_scalars]
     lines += [pad + p for p in pre]
+    if info.out_axis is not None and gen.dyn is not None:
+        gen.not_traced("a padded value with no static capacity")
     if info.out_axis is not None:   # a Padded value into the node's point store
         plan, out_name = gen.plan(node.index, 0), store_name(node.index)
         static = "(" + "".join(s + ", " for s in statics) + ")"

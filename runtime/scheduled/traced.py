@@ -2,8 +2,8 @@
 
 A loop of the lowered program whose body calls only launches that JAX can
 trace (jitted kernels reading point stores of static shape or array stores
-through points and fixed-size slices, merges, outputs, constants: no UDF, no
-host op, no padded kernel) is emitted by the host generator (hostgen.py) as
+through points and slices, merges, outputs, constants, padded kernels: no
+UDF, no host op) is emitted by the host generator (hostgen.py) as
 one call `_loop<n>(lb, ub, ...)`. The call packs the stores the body uses
 into a dict `B` of buffers (an array store's buffer as is; a point store of
 static shape as one dense array `[slots..., *shape]`), runs the jitted loop
@@ -13,7 +13,9 @@ loops become nested `fori_loop`s, `scf.if` a `lax.cond` (or a Python `if`
 when its condition depends on the bounds only), a merge a `lax.switch` over
 its branches. The bounds are the loop function's static argument (its jit
 key), loop counters and other host values are traced: a loop compiles once
-per set of bounds and store capacities, never per point.
+per set of bounds and store capacities, never per point. A padded kernel
+whose size has no static bound (attention over a causal prefix `k[0:t+1]`)
+runs under `_capswitch`: one branch per capacity up to the cache's rows.
 
 A loop whose trace fails (an op JAX cannot trace at these shapes) runs as
 the plain Python loop from then on; an error of the program itself (an index
@@ -88,7 +90,7 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]
     lines = [f"def _T{k}(_B{steps}):", f"    # {node.label} at {node.location}"]
     pad = "    "
     kernels = dict(gen.kernels)
-    gen.traced, gen.used = True, set()
+    gen.traced, gen.used, gen.dyn = True, set(), None
     try:
         if opdef.kind in ("constant", "param"):
             gen.host_write(node, 0, f"_V{k}", lines, pad)
@@ -508,6 +510,35 @@ def _fori(lb, ub, step, fn, B: dict, calls: int = 1) -> dict:
     return lax.fori_loop(0, n % unroll, lambda i, B: fn(rest + i * step, B), B)
 
 
+def capacities(limit: int) -> list[int]:
+    """The capacities a point-varying size read from a buffer axis of `limit`
+    elements runs at inside a traced loop (`_capswitch`): the kernel buckets
+    (powers of two from LEAST_KERNEL_BUCKET) below `limit`, then `limit`."""
+    from .stores import LEAST_KERNEL_BUCKET
+    caps = [LEAST_KERNEL_BUCKET]
+    while caps[-1] < limit:
+        caps.append(min(2 * caps[-1], limit))
+    return caps
+
+
+def _capswitch(n, limits: tuple, fn):
+    """`fn(cap)` at the least capacity of `capacities(max(limits))` that holds
+    `n` elements: a `lax.switch` over one branch per capacity when `n` is
+    traced, so a loop whose padded size grows with its counter (a causal
+    prefix) compiles once and costs O(n) per step, not O(buffer)."""
+    import functools
+
+    import jax.numpy as jnp
+    from jax import lax
+    caps = capacities(max(limits))
+    if _concrete(n):
+        return fn(next((c for c in caps if c >= n), caps[-1]))
+    if len(caps) == 1:
+        return fn(caps[0])
+    index = jnp.minimum(jnp.sum(jnp.asarray(caps) < n), len(caps) - 1)
+    return lax.switch(index, [functools.partial(fn, c) for c in caps])
+
+
 def _jit_loop(fn):
     """`fn(bound_values, *free, B)` jitted: the values of the bounds its trace
     reads static (its key, with the buffers' shapes), the buffers donated
@@ -520,4 +551,5 @@ def loop_namespace() -> dict:
     """The names traced code uses, for the executable's namespace."""
     return {"_and": _and, "_or": _or, "_not": _not, "_sel": _sel, "_tmin": _tmin, "_tmax": _tmax,
             "_tremsi": _tremsi, "_tdivsi": _tdivsi, "_getp": _getp, "_setp": _setp, "_branch": _branch,
-            "_cond": _cond, "_pick": _pick, "_padded_get": _padded_get, "_empty_seen": _empty_seen, "_fori": _fori, "_jit_loop": _jit_loop}
+            "_cond": _cond, "_pick": _pick, "_padded_get": _padded_get, "_empty_seen": _empty_seen, "_fori": _fori,
+            "_capswitch": _capswitch, "_jit_loop": _jit_loop}

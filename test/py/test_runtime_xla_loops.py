@@ -153,3 +153,60 @@ def test_an_empty_max_inside_an_xla_loop_raises_when_the_run_ends():
             p.compile(backend=backend).run(bounds={"T": 4}, inputs={"x": x})
     exe = p.compile(backend="jax")
     assert stats(exe)["xla_loops"] >= 1
+
+
+def causal_prefix():
+    with td.Program("prefix") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(3,), domain=(t,))
+        e = td.exp(x[0:t + 1] - x[0:t + 1].amax(0, keepdim=True))   # no static bound on t + 1
+        p.output("s", (e * x[0:t + 1]).sum(0) / e.sum(0))
+    return p
+
+
+def causal_numpy(x):
+    out = []
+    for k in range(len(x)):
+        e = np.exp(x[:k + 1] - x[:k + 1].max(0))
+        out.append((e * x[:k + 1]).sum(0) / e.sum(0))
+    return np.stack(out)
+
+
+def test_a_causal_prefix_runs_inside_the_loop_at_the_least_capacity_that_holds_it():
+    """A size with no static bound (t + 1) runs inside the XLA loop under a
+    switch over capacities (32, 64, ... up to the store's rows): each step takes
+    the least that holds t + 1, so the values stay right across every boundary."""
+    from tidal.runtime.scheduled.traced import capacities
+    exe = causal_prefix().compile(backend="jax")
+    for T in (1, 2, 32, 33, 70, 130):
+        x = RNG.standard_normal((T, 3)).astype(np.float32)
+        out = exe.run(bounds={"T": T}, inputs={"x": x})
+        np.testing.assert_allclose(out["s"], causal_numpy(x), rtol=1e-5, atol=1e-6)
+        assert exe.compiled._gen.untraced == {}, exe.compiled._gen.untraced
+        assert stats(exe)["xla_loops"] >= 1 and stats(exe)["launches"] <= 3, stats(exe)
+    assert capacities(130) == [32, 64, 128, 130] and capacities(64) == [32, 64] and capacities(8) == [32]
+
+
+def test_a_causal_loop_compiles_as_often_at_every_bound():
+    """Without the switch the prefix's kernels compiled once per power of two
+    up to T (O(log T)); now a run compiles the loop once whatever T is."""
+    from tidal.runtime.scheduled import compile_sdg
+    module = causal_prefix().compile(backend="jax").module
+    counts = []
+    for T in (40, 300, 1100):
+        exe = compile_sdg(module)
+        x = RNG.standard_normal((T, 3)).astype(np.float32)
+        np.testing.assert_allclose(exe.run({"T": T}, {"x": x})["s"], causal_numpy(x), rtol=1e-5, atol=1e-6)
+        counts.append(exe.compiles())
+    assert counts == counts[:1] * 3, counts
+
+
+def test_an_empty_max_over_a_causal_prefix_inside_an_xla_loop_raises():
+    with td.Program("empty_prefix") as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(), domain=(t,))
+        p.output("m", (x[0:t] * 2.0).amax(0))   # empty at t = 0
+    exe = p.compile(backend="jax")
+    with pytest.raises(Exception, match="empty"):
+        exe.run(bounds={"T": 40}, inputs={"x": np.arange(40, dtype=np.float32)})
+    assert exe.compiled._gen.untraced == {} and stats(exe)["xla_loops"] >= 1
