@@ -8,6 +8,8 @@ the run's `MemoryTracker` (memory.py, `exe.memory_report()`).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from mlir import ir
 
@@ -26,7 +28,7 @@ class StoreAllocation:
     """The allocation half of `Executable` (executable.py)."""
 
     def _shape(self, texts, bounds):
-        exprs = [parse(t) for t in texts]
+        exprs = [_parsed(t) for t in texts]
         if any(any(s.role == "step" for s in e.free_symbols) for e in exprs):
             return None
         return tuple(int(evaluate(e, bounds)) for e in exprs)
@@ -77,7 +79,17 @@ class StoreAllocation:
         return shape[:axis] + (cap,) + shape[axis:]
 
     def _layouts(self, bounds: dict) -> list:
-        """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
+        """(key, plan, extents, per-point shape or None, dtype) of every store of a
+        run (the same for the same bounds: kept for the last few)."""
+        cache = self.__dict__.setdefault("_layout_cache", {})
+        key = tuple(sorted(bounds.items()))
+        if key not in cache:
+            if len(cache) >= 8:
+                cache.pop(next(iter(cache)))
+            cache[key] = self._compute_layouts(bounds)
+        return cache[key]
+
+    def _compute_layouts(self, bounds: dict) -> list:
         out = []
         for (k, r), plan in self.plans.items():
             node = self.graph.nodes[k]
@@ -175,11 +187,22 @@ class StoreAllocation:
 
     def _describe_store(self, key: str) -> tuple:
         """(name, label, kind) of a store key, for the memory report."""
+        cache = self.__dict__.setdefault("_descriptions", {})
+        if key not in cache:
+            cache[key] = self._describe(key)
+        return cache[key]
+
+    def _describe(self, key: str) -> tuple:
         k, r = node_of(key), _result_of(key)
         node = self.graph.nodes[k]
         plan = self.plans.get((k, r))
         return (f"%{k}" + (f"#{r}" if r else ""), f"{node.label} at {node.location}",
                 plan.kind if plan is not None else "point")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str):
+    return parse(text)
 
 
 def node_of(key: str) -> int:

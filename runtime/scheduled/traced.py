@@ -275,12 +275,12 @@ def _dense(store) -> tuple:
 
     data = store.data
     caps, shape, dtype = store.layout
+    padded = getattr(store, "padded_axis", None) is not None
     if isinstance(data, DenseSlots):
         dense, lengths, entries = data.dense, data.lengths, data.written
     else:
         dense, entries = jax.device_put(np.zeros(tuple(caps) + tuple(shape), dtype=dtype)), data
-        lengths = jax.device_put(np.zeros(tuple(caps), dtype=np.int64))
-    padded = getattr(store, "padded_axis", None) is not None
+        lengths = jax.device_put(np.zeros(tuple(caps), dtype=np.int64)) if padded else None
     for slot, value in entries.items():
         if padded:   # a value of the Python loop: its capacity padded to the packed one
             lengths = _slot_writer(lengths, tuple(slot), np.int64(value.n))
