@@ -60,8 +60,10 @@ class StoreAllocation:
             store.buf = given
         else:
             import jax
-            buf = np.zeros(tuple(store.caps) + tuple(shape), dtype=dtype)
-            buf[tuple(slice(0, e) for e in extents)] = given
+            buf = given
+            if tuple(store.caps) != tuple(extents):   # padded to the store's capacity
+                buf = np.zeros(tuple(store.caps) + tuple(shape), dtype=dtype)
+                buf[tuple(slice(0, e) for e in extents)] = given
             if getattr(self, "device_memory", None) is None:   # under a budget: on the host until used
                 store.buf = jax.device_put(buf)
                 self._counts[3] += 1
@@ -150,7 +152,9 @@ class StoreAllocation:
             import jax.numpy as xp
         node = self.graph.nodes[k]
         budget = getattr(self, "device_memory", None) is not None   # every store starts on the host
-        store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np, host=budget)
+        # an input's buffer is replaced by the loaded value (_load_input): never sent zeros
+        store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np,
+                           host=budget or node.name == "sdg.input")
         # slots of a packed point store (traced.py): block axes at the power of two, as
         # array stores, so a loop compiles once per capacity, not per extent
         slots = [a.size if a.mode == "ring" else bucket(e) for a, e in zip(plan.axes, extents)]
