@@ -35,6 +35,7 @@ vs T is written next to the JSON lines (bench/results/decode.png).
 
     python bench/decode.py                         # everything (long: Tidal is slow today)
     python bench/decode.py --only '"T": 256'       # a subset; --timeout S per configuration
+    python bench/decode.py --T 1024,8192 --only '"system": "tidal"'   # other lengths
 """
 from __future__ import annotations
 
@@ -310,6 +311,10 @@ def configs(Ts=(256, 1024, 4096), patterns=("causal", "window")) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main("decode", configs(), measure, key=("pattern", "T"),
+    import argparse
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--T", default="256,1024,4096", help="the generated lengths, comma-separated")
+    known, _ = ap.parse_known_args()
+    main("decode", configs(Ts=tuple(int(x) for x in known.T.split(","))), measure, key=("pattern", "T"),
          metrics=["ms_per_token", "compile_s", "compile_to_first_s", "live_mb", "budget_mb", "swaps"],
          timeout=900.0, after=after)

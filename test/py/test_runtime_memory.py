@@ -124,6 +124,7 @@ def rnn():
 def test_a_budget_swaps_and_keeps_the_results():
     p = rnn()
     x = np.random.default_rng(2).random((20, N), dtype=np.float32)
+    given = x.copy()
     free = p.compile()
     want = free.run({"T": 20}, {"x": x})["h"]
     peak = free.memory_report().peak_bytes
@@ -136,6 +137,11 @@ def test_a_budget_swaps_and_keeps_the_results():
     assert all(report.timeline[i][1] == f"swap {d} {name}" for i, name, d, _ in report.swapped)
     assert max(device for *_, device in report.timeline) <= budget
     assert "swaps" in str(report) and "under a budget" in str(report)
+    np.testing.assert_array_equal(x, given)   # an input kept on the host as given is never written
+    y = np.random.default_rng(3).random((32, N), dtype=np.float32)   # capacity = extent: sent as given
+    saved = y.copy()
+    np.testing.assert_allclose(exe.run({"T": 32}, {"x": y})["h"], free.run({"T": 32}, {"x": y})["h"], rtol=1e-6)
+    np.testing.assert_array_equal(y, saved)
 
 
 def test_a_budget_below_what_one_op_needs_is_a_clear_error():
