@@ -38,8 +38,11 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 MARK = "BENCH-RESULT "
 
 # One intra-op thread everywhere; set before jax/torch/numpy start their pools.
+# (XLA ignores the whole of XLA_FLAGS when it holds a word that is not a
+# `--flag`, such as the often-quoted `intra_op_parallelism_threads=1`.) The
+# child is also pinned to one core (`_pin`): XLA CPU keeps worker threads.
 THREAD_ENV = {
-    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false",
     "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
     "TF_NUM_INTEROP_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1",
     "JAX_PLATFORMS": "cpu",
@@ -53,7 +56,14 @@ def single_thread_torch() -> None:
     torch.set_num_interop_threads(1)
 
 
+def _pin() -> None:
+    """Runs this process (and the threads it starts) on one core, the first it may use."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def _child(measure: Callable[[dict], dict], cfg: dict) -> None:
+    _pin()
     start = time.perf_counter()
     metrics = measure(cfg)
     metrics.setdefault("wall_s", time.perf_counter() - start)

@@ -23,7 +23,8 @@ SCRIPT = textwrap.dedent('''
             time.sleep(60)
         a = np.ones(cfg["n"] * 1_000_000 // 8)     # n MB, touched
         return {{"ms": float(cfg["n"]) * (2 if cfg["system"] == "tidal" else 1),
-                "threads": os.environ.get("OMP_NUM_THREADS")}}
+                "threads": os.environ.get("OMP_NUM_THREADS"), "xla_flags": os.environ.get("XLA_FLAGS"),
+                "cores": len(os.sched_getaffinity(0))}}
 
     main("harness_test", [], measure, key=("n",), metrics=("ms",))   # the child side: --child JSON
 ''')
@@ -46,7 +47,9 @@ def rows(tmp_path_factory):
 def test_each_configuration_has_its_own_peak_rss_and_one_thread(rows):
     small, big = rows[("tidal", 8)], rows[("jax", 200)]
     assert small["ms"] == 16.0 and big["ms"] == 200.0
-    assert small["threads"] == "1"
+    assert small["threads"] == "1" and small["cores"] == 1     # pinned to one core
+    # every word of XLA_FLAGS is a --flag (XLA ignores them all otherwise)
+    assert small["xla_flags"].split() and all(w.startswith("--") for w in small["xla_flags"].split())
     assert big["peak_rss_mb"] - small["peak_rss_mb"] > 150    # the 200 MB array, in its own child
     assert small["peak_rss_mb"] < 250                          # not the parent's 300 MB ballast
 
