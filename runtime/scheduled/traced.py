@@ -510,12 +510,16 @@ def _fori(lb, ub, step, fn, B: dict, calls: int = 1) -> dict:
     return lax.fori_loop(0, n % unroll, lambda i, B: fn(rest + i * step, B), B)
 
 
+# the least capacity of `_capswitch`: below it a step costs little whatever
+# its size, and every capacity is one more copy of the kernel to compile
+LEAST_SWITCH_CAPACITY = 128
+
+
 def capacities(limit: int) -> list[int]:
     """The capacities a point-varying size read from a buffer axis of `limit`
-    elements runs at inside a traced loop (`_capswitch`): the kernel buckets
-    (powers of two from LEAST_KERNEL_BUCKET) below `limit`, then `limit`."""
-    from .stores import LEAST_KERNEL_BUCKET
-    caps = [LEAST_KERNEL_BUCKET]
+    elements runs at inside a traced loop (`_capswitch`): powers of two from
+    LEAST_SWITCH_CAPACITY below `limit`, then `limit`."""
+    caps = [min(LEAST_SWITCH_CAPACITY, limit)]
     while caps[-1] < limit:
         caps.append(min(2 * caps[-1], limit))
     return caps

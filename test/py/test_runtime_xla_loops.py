@@ -174,17 +174,17 @@ def causal_numpy(x):
 
 def test_a_causal_prefix_runs_inside_the_loop_at_the_least_capacity_that_holds_it():
     """A size with no static bound (t + 1) runs inside the XLA loop under a
-    switch over capacities (32, 64, ... up to the store's rows): each step takes
+    switch over capacities (128, 256, ... up to the store's rows): each step takes
     the least that holds t + 1, so the values stay right across every boundary."""
     from tidal.runtime.scheduled.traced import capacities
     exe = causal_prefix().compile(backend="jax")
-    for T in (1, 2, 32, 33, 70, 130):
+    for T in (1, 2, 128, 129, 300):
         x = RNG.standard_normal((T, 3)).astype(np.float32)
         out = exe.run(bounds={"T": T}, inputs={"x": x})
         np.testing.assert_allclose(out["s"], causal_numpy(x), rtol=1e-5, atol=1e-6)
         assert exe.compiled._gen.untraced == {}, exe.compiled._gen.untraced
         assert stats(exe)["xla_loops"] >= 1 and stats(exe)["launches"] <= 3, stats(exe)
-    assert capacities(130) == [32, 64, 128, 130] and capacities(64) == [32, 64] and capacities(8) == [32]
+    assert capacities(600) == [128, 256, 512, 600] and capacities(256) == [128, 256] and capacities(8) == [8]
 
 
 def test_a_causal_loop_compiles_as_often_at_every_bound():
