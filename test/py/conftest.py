@@ -18,6 +18,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 # (tidal.runtime.scheduled.traced); in the tests that is a bug to see, not hide.
 os.environ.setdefault("TIDAL_XLA_LOOPS", "strict")
 
+# The tests check results, not the speed of XLA's machine code: kernels are
+# compiled with LLVM's cheapest settings (set before jax starts; a fuzz
+# program's compile-and-run takes 28% less, most of it XLA compilation).
+# Benchmarks set their own flags (bench/harness.py).
+FAST_XLA = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {FAST_XLA}".strip()
+
 # Shared program texts (sdg_fixtures.py) import as a plain module.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 

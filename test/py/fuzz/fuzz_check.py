@@ -22,7 +22,7 @@ import numpy as np
 
 import tidal as td
 from program_desc import BOUND, kind_of
-from program_eval import Evaluator, Fragile, gradient_sensitivity, jax_grads, precisions
+from program_eval import Evaluator, Fragile, gradient_sensitivity, jax_grads, noisy_outputs, precisions
 
 BACKENDS = ("reference", "numpy", "jax")
 RTOL = {"float32": 1e-4, "float64": 1e-9, "grad": 1e-3}
@@ -90,9 +90,35 @@ def _compare(actual, expected, dtype: str, prec: str, mag: float, what: str):
         if not np.array_equal(a, e.astype(a.dtype)):
             raise Failure(f"{what}: {_show(a)}\n  expected {_show(e)}")
         return
-    tol = RTOL[prec]
-    if not np.allclose(a.astype(np.float64), e, rtol=tol, atol=tol * mag):
+    if not _close(a, e, dtype, prec, mag):
+        tol = RTOL[prec]
         raise Failure(f"{what}: {_show(a)}\n  expected {_show(e)} (rtol {tol}, atol {tol * mag:.3g})")
+
+
+def _close(actual, expected, dtype: str, prec: str, mag: float, frac: float = 1.0) -> bool:
+    """Equal values (points of a conditional output too): ints and bools
+    exactly, floats within `frac` of the tolerance."""
+    if isinstance(expected, dict):
+        return all(_close(actual[k], v, dtype, prec, mag, frac) for k, v in expected.items())
+    a, e = np.asarray(actual), np.asarray(expected)
+    if kind_of(dtype) != "f":
+        return np.array_equal(a, e)
+    tol = RTOL[prec] * frac
+    return bool(np.allclose(a.astype(np.float64), e, rtol=tol, atol=tol * mag))
+
+
+def ill_conditioned(desc, bounds, inputs, expected, mags, prec, samples: int = 2) -> list:
+    """The outputs that one float32 ulp of rounding per op (noisy_outputs) moves
+    by more than a tenth of their tolerance, in any of `samples` draws: a float32
+    backend is only that accurate on them (fuzz seed 3: sin((x @ W) * p) with p
+    the product of T values, where t = 5 moves by 0.3)."""
+    out = set()
+    for s in range(samples):
+        noisy = noisy_outputs(desc, bounds, inputs, seed=s)
+        for _, name, nid, _ in desc.outputs():
+            if not _close(noisy[name], expected[name], desc.nodes[nid].dtype, prec[nid], mags[name], 0.1):
+                out.add(name)
+    return sorted(out)
 
 
 def _time(log, what, t0):
@@ -132,6 +158,10 @@ def check(desc, bounds_list: list, seed: int, backends=BACKENDS, log=None):
         try:
             expected = {s[1]: ev.output(s[2], s[3]) for s in desc.outputs()}
             mags = {s[1]: ev.output_mag(s[2]) for s in desc.outputs()}
+            unstable = ill_conditioned(desc, bounds, inputs, expected, mags, prec)
+            if unstable and log is not None:
+                log.append(f"outputs not compared at {bounds}: {', '.join(unstable)} ill-conditioned "
+                           "(one float32 ulp per op moves them by a tenth of the tolerance)")
             grads = {}
             if desc.grads and ev.kinks and log is not None:
                 log.append(f"gradient not checked at {bounds}: a max/min/relu/abs near a tie")
@@ -180,6 +210,8 @@ def check(desc, bounds_list: list, seed: int, backends=BACKENDS, log=None):
                         raise Failure(f"udf_{n.id} ran {ns['CALLS'][f'udf_{n.id}']} times on {b}, "
                                       f"expected once per point ({want})")
                 for _, name, nid, cond in desc.outputs():
+                    if name in unstable:
+                        continue
                     node = desc.nodes[nid]
                     _compare(out[name], expected[name], node.dtype, prec[nid], mags[name],
                              f"output {name} (n{nid}) on {b} at {bounds}")
@@ -198,6 +230,8 @@ def check(desc, bounds_list: list, seed: int, backends=BACKENDS, log=None):
                 raise Failure(f"{f}\n--- reproducer ---\n{desc.repro(bounds, inputs)}") from None
         for b in list(results)[1:]:  # the backends against each other (the reference first)
             for _, name, nid, cond in desc.outputs():
+                if name in unstable:
+                    continue
                 try:
                     _compare(results[b][name], results[backends[0]][name], desc.nodes[nid].dtype,
                              prec[nid], mags[name], f"output {name} on {b} vs {backends[0]} at {bounds}")

@@ -31,6 +31,8 @@ TOL = {"float32": 2e-5, "float64": 1e-10}
 # Integers up to these convert to the float type exactly; beyond, the backends
 # round (8589934588 -> 8589934592.0 in float32) where this evaluator does not.
 EXACT_INT = {"float32": 2 ** 24, "float64": 2 ** 53}
+# A float32 ulp, relative: how far the backends' rounding moves every value.
+F32_ULP = 2.0 ** -23
 
 
 class GeneratorBug(AssertionError):
@@ -61,8 +63,10 @@ def precisions(desc) -> dict:
 
 
 class Evaluator:
-    def __init__(self, desc, bounds: dict, inputs: dict, xp=np, frozen: "Evaluator | None" = None):
+    def __init__(self, desc, bounds: dict, inputs: dict, xp=np, frozen: "Evaluator | None" = None,
+                 noise: "np.random.Generator | None" = None):
         self.desc = desc
+        self.noise = noise  # see noisy_outputs
         self.bounds = dict(bounds)
         self.xp = xp
         self.check = xp is np
@@ -234,6 +238,9 @@ class Evaluator:
         return self._finish(n, self.conv(v, n.dtype, None if n.kind != "i" else "int64", mag), mag)
 
     def _finish(self, n, v, mag):
+        if self.noise is not None and n.dtype == "float32" and n.op != "input":  # the backends round here
+            a = np.asarray(v, dtype=np.float64)
+            v = self.xp.asarray(a * (1.0 + F32_ULP * self.noise.uniform(-1.0, 1.0, a.shape)))
         if self.check and n.kind in "fi":
             a = np.asarray(v)
             if a.size:
@@ -375,8 +382,16 @@ class Evaluator:
         return sum(self.xp.sum(self.at(nid, dict(zip(n.domain, pt)))) for pt in self.points(n.domain))
 
 
-# A float32 ulp, relative: how far the backends' rounding moves every value.
-F32_ULP = 2.0 ** -23
+def noisy_outputs(desc, bounds, inputs, seed: int) -> dict:
+    """The outputs (name -> value, as `Evaluator.output`) when every float32
+    value is moved by up to one float32 ulp (relative, random) as it is
+    computed: what the backends' own rounding does, op by op. Where this moves
+    an output by a sizeable part of the comparison's tolerance, the output is
+    ill-conditioned (a recurrence multiplying by a large factor, sin of a large
+    value): float32 backends are then only that accurate, whatever the
+    compiler does. May raise Fragile."""
+    ev = Evaluator(desc, bounds, inputs, noise=np.random.default_rng(seed))
+    return {name: ev.output(nid, cond) for _, name, nid, cond in desc.outputs()}
 
 
 def jax_grads(desc, bounds, inputs, frozen: Evaluator, loss: int, wrt: tuple, perturb: float = 0.0,

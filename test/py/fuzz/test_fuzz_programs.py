@@ -76,7 +76,9 @@ def test_random_programs(request):
         stats["(bounds skipped: fragile)"] += sum(x.startswith("fragile") for x in log)
         stats["(gradients checked)"] += sum(x == "gradient checked" for x in log)
         stats["(gradients skipped: kinks)"] += sum(x.startswith("gradient not") and "tie" in x for x in log)
-        stats["(gradients skipped: ill-conditioned)"] += sum("ill-conditioned" in x for x in log)
+        stats["(gradients skipped: ill-conditioned)"] += sum(x.startswith("gradient not") and "ill-conditioned" in x
+                                                             for x in log)
+        stats["(bounds with ill-conditioned outputs)"] += sum(x.startswith("outputs not compared") for x in log)
 
     try:
         run()
