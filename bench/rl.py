@@ -1,7 +1,13 @@
-"""REINFORCE on CartPole-v1: Tidal against a JAX actor-learner and a PyTorch eager baseline.
+"""REINFORCE and PPO on CartPole-v1: Tidal against a JAX actor-learner and a PyTorch eager baseline.
 
     python bench/rl.py                     # every configuration (one process each, bench/harness.py)
     python bench/rl.py --only nstep --only jax
+    python bench/rl.py --only ppo
+
+PPO (returns "ppo"): examples/ppo.py's program (epochs as a dim k, K = 4 full-batch
+epochs per iteration, GAE(0.99, 0.95), clip 0.2, Adam lr 3e-3) against
+bench/ppo_baselines.py's JaxPPO and TorchPPO, same B, T, I and initial weights.
+The rest of this docstring describes REINFORCE; PPO is measured the same way.
 
 Workload (all systems): B = 64 CartPoles stepped T = 200 times per iteration,
 environment state carried across iterations with auto-reset (examples/cartpole.py),
@@ -215,8 +221,17 @@ def measure_tidal(cfg):
     import reinforce
 
     backend = {"tidal": "jax", "tidal-ref": "reference"}[cfg["system"]]
-    p = reinforce.build(B=cfg["B"], hidden=HIDDEN, returns=cfg["returns"], n=NSTEP, gamma=GAMMA, lr=LR,
-                        model_seed=cfg["seed"])
+    if cfg["returns"] == "ppo":
+        import ppo
+        import ppo_baselines as pb
+
+        p = ppo.build(B=cfg["B"], hidden=HIDDEN, epochs=pb.EPOCHS, gamma=pb.GAMMA, lam=pb.LAM, clip=pb.CLIP,
+                      vf_coef=pb.VF_COEF, lr=pb.LR, model_seed=cfg["seed"])
+        bounds = {"I": cfg["I"], "T": cfg["T"], "K": pb.EPOCHS}
+    else:
+        p = reinforce.build(B=cfg["B"], hidden=HIDDEN, returns=cfg["returns"], n=NSTEP, gamma=GAMMA, lr=LR,
+                            model_seed=cfg["seed"])
+        bounds = {"I": cfg["I"], "T": cfg["T"]}
     start = time.perf_counter()
     exe = p.compile(backend=backend)
     compile_s = time.perf_counter() - start
@@ -227,11 +242,11 @@ def measure_tidal(cfg):
         # I of the same capacity (17..32 here) does not compile again, but a smaller
         # warm-up would (compiles_in_timed_run says so if it happens)
         start = time.perf_counter()
-        exe.run(bounds={"I": cfg["I"], "T": cfg["T"]})
+        exe.run(bounds=bounds)
         first_run_s = time.perf_counter() - start
     compiled = exe.compiled.compiles() if backend == "jax" else 0
     start = time.perf_counter()
-    out = exe.run(bounds={"I": cfg["I"], "T": cfg["T"]})
+    out = exe.run(bounds=bounds)
     run_s = time.perf_counter() - start
     res = {"ms_per_iter": 1e3 * run_s / cfg["I"], "compile_s": compile_s, "first_run_s": first_run_s,
            "mean_return": _mean_return(out["ep_sum"], out["ep_count"]),
@@ -244,11 +259,18 @@ def measure_tidal(cfg):
     return res
 
 
+def _jax_agent(cfg):
+    if cfg["returns"] == "ppo":
+        from ppo_baselines import JaxPPO
+        return JaxPPO(cfg["B"], HIDDEN, seed=cfg["seed"])
+    return JaxReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"])
+
+
 def measure_jax(cfg):
     import jax
     import jax.numpy as jnp
 
-    agent = JaxReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"])
+    agent = _jax_agent(cfg)
     Bn, Tn = cfg["B"], cfg["T"]
     draw = jax.jit(lambda key: (jax.random.uniform(jax.random.fold_in(key, 0), (Tn, Bn)),
                                 reset_state(jax.random.uniform(jax.random.fold_in(key, 1), (Tn, Bn, OBS)))))
@@ -258,8 +280,9 @@ def measure_jax(cfg):
     start = time.perf_counter()                                  # compile act, learn, draw
     u, fresh = draw(key)
     shapes = agent.act.lower(agent.params, s, length, u, fresh).compile()
-    _, _, obs, acts, dones, _ = shapes(agent.params, s, length, u, fresh)
-    learn = agent.learn.lower(agent.params, agent.m, agent.v, 0.0, obs, acts, dones).compile()
+    _, _, obs, acts, dones, *rest = shapes(agent.params, s, length, u, fresh)
+    learned = (obs, acts, dones) + ((rest[1],) if cfg["returns"] == "ppo" else ())   # PPO: the states after
+    learn = agent.learn.lower(agent.params, agent.m, agent.v, 0.0, *learned).compile()
     compile_s = time.perf_counter() - start
     # what the larger of the two jitted steps holds: arguments, results, temporaries (XLA's analysis)
     live = max(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
@@ -284,7 +307,11 @@ def measure_torch(cfg):
     single_thread_torch()
     import torch
 
-    agent = TorchReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"])
+    if cfg["returns"] == "ppo":
+        from ppo_baselines import TorchPPO
+        agent = TorchPPO(cfg["B"], HIDDEN, seed=cfg["seed"])
+    else:
+        agent = TorchReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"])
     gen = torch.Generator().manual_seed(cfg["seed"])
     s = reset_state(torch.rand(cfg["B"], OBS, generator=gen))
     length = torch.zeros(cfg["B"])
@@ -309,7 +336,8 @@ def measure(cfg):
 
 
 CONFIGS = [{"system": s, "returns": r, "B": B, "T": T, "I": I, "seed": 0}
-           for r in ("mc", "nstep") for s in ("jax", "torch", "tidal", "tidal-ref")]
+           for r in ("mc", "nstep", "ppo") for s in ("jax", "torch", "tidal", "tidal-ref")
+           if not (r == "ppo" and s == "tidal-ref")]   # the interpreter: minutes per PPO iteration
 
 if __name__ == "__main__":
     from harness import main

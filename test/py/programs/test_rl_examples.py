@@ -342,3 +342,30 @@ def test_torch_baseline_matches_jax_baseline(returns, n):
     for it in range(I):
         for a, b in zip(got_t[it], got_j[it]):
             close(a, b, rtol=1e-4, atol=2e-5)
+
+
+def test_jax_ppo_baseline_matches_reference():
+    import ppo_baselines
+
+    B, T, I, K, hidden, lr = 3, 12, 2, 2, 8, 0.02
+    agent = ppo_baselines.JaxPPO(B, hidden, epochs=K, lr=lr)
+    got = run_baseline(agent, B, T, I, jnp.asarray, lambda: agent.params)
+    ref = reference_ppo(B, T, I + 1, K, hidden, lr)        # ref["w"]: the weights before each update
+    assert np.array(ref["done"][:I]).sum() >= 1
+    for it in range(I):
+        for a, b in zip(got[it], ref["w"][(it + 1) * K]):
+            close(a, b, rtol=1e-4, atol=3e-5)
+
+
+def test_torch_ppo_baseline_matches_jax_ppo_baseline():
+    torch = pytest.importorskip("torch")
+    import ppo_baselines
+
+    B, T, I, K, hidden, lr = 3, 12, 2, 2, 8, 0.02
+    tagent = ppo_baselines.TorchPPO(B, hidden, epochs=K, lr=lr)
+    jagent = ppo_baselines.JaxPPO(B, hidden, epochs=K, lr=lr)
+    got_t = run_baseline(tagent, B, T, I, torch.from_numpy, tagent.params)
+    got_j = run_baseline(jagent, B, T, I, jnp.asarray, lambda: jagent.params)
+    for it in range(I):
+        for a, b in zip(got_t[it], got_j[it]):
+            close(a, b, rtol=1e-4, atol=3e-5)
