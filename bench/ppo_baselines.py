@@ -20,7 +20,7 @@ uniform draws u (T, B) and reset states fresh (T, B, 4), learns, and returns
 """
 from __future__ import annotations
 
-from cartpole import ACTIONS, MAX_STEPS, OBS, init_params, physics, terminated
+from cartpole import ACTIONS, OBS, env_step, init_params, rollout_scan, torch_mlp
 
 GAMMA, LAM, CLIP, VF_COEF, LR, EPOCHS = 0.99, 0.95, 0.2, 0.5, 3e-3, 4
 
@@ -56,20 +56,8 @@ class JaxPPO:
         return self.jax.nn.log_softmax(mlp(self.jnp, params[:6], obs), -1)
 
     def _act(self, params, s, length, u, fresh):
-        jnp = self.jnp
-
-        def step(carry, x):
-            s, length = carry
-            uk, fk = x
-            a = (uk < jnp.exp(self.logp(params, s)[:, 1])).astype(jnp.float32)
-            nxt = physics(jnp, tuple(s.T), a)
-            n_len = length + 1.0
-            done = terminated(jnp, nxt) | (n_len >= MAX_STEPS)
-            s2 = jnp.where(done[:, None], fk, jnp.stack(nxt, -1))
-            return (s2, jnp.where(done, 0.0, n_len)), (s, a, done.astype(jnp.float32),
-                                                        jnp.where(done, n_len, 0.0), s2)
-
-        (s, length), (obs, acts, dones, ep, after) = self.jax.lax.scan(step, (s, length), (u, fresh))
+        p_right = lambda x: self.jnp.exp(self.logp(params, x)[:, 1])   # noqa: E731
+        (s, length), (obs, acts, dones, ep, after) = rollout_scan(self.jax, p_right, s, length, u, fresh)
         return s, length, obs, acts, dones, ep, after
 
     def _learn(self, params, m, v, updates, obs, acts, dones, after):
@@ -123,21 +111,10 @@ class TorchPPO:
 
         self.torch, self.B = torch, B
         ws = initial_weights(hidden, seed)
-        self.actor, self.critic = (self._net(ws[j:j + 6]) for j in (0, 6))
+        self.actor, self.critic = (torch_mlp(torch, ws[j:j + 6]) for j in (0, 6))
         params = list(self.actor.parameters()) + list(self.critic.parameters())
         self.opt = torch.optim.Adam(params, lr=lr, eps=1e-8)
         self.epochs, self.gamma, self.lam, self.clip, self.vf = epochs, gamma, lam, clip, vf_coef
-
-    def _net(self, ws):
-        torch = self.torch
-        layers = []
-        for k in range(0, len(ws), 2):
-            lin = torch.nn.Linear(*ws[k].shape)
-            with torch.no_grad():
-                lin.weight.copy_(torch.from_numpy(ws[k].T.copy()))
-                lin.bias.copy_(torch.from_numpy(ws[k + 1]))
-            layers += [lin, torch.nn.Tanh()]
-        return torch.nn.Sequential(*layers[:-1])
 
     def params(self):
         out = []
@@ -153,17 +130,13 @@ class TorchPPO:
             for uk, fk in zip(u, fresh):
                 lp = torch.log_softmax(self.actor(s), -1)
                 a = (uk < lp[:, 1].exp()).float()
-                nxt = physics(torch, tuple(s.T), a)
-                n_len = length + 1.0
-                done = terminated(torch, nxt) | (n_len >= MAX_STEPS)
                 obs.append(s)
+                values.append(self.critic(s)[:, 0])
+                s, length, done, ep_k = env_step(torch, s, length, a, fk)
                 acts.append(a)
                 dones.append(done.float())
-                ep.append(torch.where(done, n_len, 0.0))
+                ep.append(ep_k)
                 lpos.append(torch.where(a > 0.5, lp[:, 1], lp[:, 0]))
-                values.append(self.critic(s)[:, 0])
-                s = torch.where(done[:, None], fk, torch.stack(nxt, -1))
-                length = torch.where(done, 0.0, n_len)
             obs, acts, dones = torch.stack(obs), torch.stack(acts), torch.stack(dones)
             lpo, value = torch.stack(lpos), torch.stack(values)
             v_next = torch.cat([value[1:], self.critic(s)[None, :, 0]])   # V of the state after each step

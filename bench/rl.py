@@ -47,7 +47,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 
-from cartpole import ACTIONS, MAX_STEPS, OBS, init_params, physics, reset_state, terminated  # noqa: E402
+from cartpole import (ACTIONS, OBS, env_step, init_params, reset_state, rollout_scan,  # noqa: E402
+                      torch_mlp)
 
 B, T, I, HIDDEN, GAMMA, LR, NSTEP = 64, 200, 20, 64, 0.99, 1e-2, 8
 LAST = 5  # mean_return over the episodes that ended in the last LAST iterations
@@ -79,20 +80,8 @@ class JaxReinforce:
 
     def _act(self, params, s, length, u, fresh):
         """Steps the B envs with draws u (T, B) and reset states fresh (T, B, 4)."""
-        jnp = self.jnp
-
-        def step(carry, x):
-            s, length = carry
-            uk, fk = x
-            a = (uk < jnp.exp(self.logp(params, s)[:, 1])).astype(jnp.float32)
-            nxt = physics(jnp, tuple(s.T), a)
-            n_len = length + 1.0
-            done = terminated(jnp, nxt) | (n_len >= MAX_STEPS)
-            s2 = jnp.where(done[:, None], fk, jnp.stack(nxt, -1))
-            return (s2, jnp.where(done, 0.0, n_len)), (s, a, done.astype(jnp.float32),
-                                                        jnp.where(done, n_len, 0.0))
-
-        (s, length), (obs, acts, dones, ep) = self.jax.lax.scan(step, (s, length), (u, fresh))
+        p_right = lambda x: self.jnp.exp(self.logp(params, x)[:, 1])   # noqa: E731
+        (s, length), (obs, acts, dones, ep, _) = rollout_scan(self.jax, p_right, s, length, u, fresh)
         return s, length, obs, acts, dones, ep
 
     def discounted(self, dones):
@@ -147,15 +136,7 @@ class TorchReinforce:
         import torch
 
         self.torch, self.B = torch, B
-        ws = init_params([OBS, hidden, hidden, ACTIONS], seed)
-        layers = []
-        for k in range(0, len(ws), 2):
-            lin = torch.nn.Linear(*ws[k].shape)
-            with torch.no_grad():
-                lin.weight.copy_(torch.from_numpy(ws[k].T.copy()))
-                lin.bias.copy_(torch.from_numpy(ws[k + 1]))
-            layers += [lin, torch.nn.Tanh()]
-        self.net = torch.nn.Sequential(*layers[:-1])
+        self.net = torch_mlp(torch, init_params([OBS, hidden, hidden, ACTIONS], seed))
         self.opt = torch.optim.Adam(self.net.parameters(), lr=lr, eps=1e-8)
         self.returns, self.n, self.gamma = returns, n, gamma
 
@@ -190,15 +171,11 @@ class TorchReinforce:
             for uk, fk in zip(u, fresh):
                 p1 = torch.softmax(self.net(s), -1)[:, 1]
                 a = (uk < p1).float()
-                nxt = physics(torch, tuple(s.T), a)
-                n_len = length + 1.0
-                done = terminated(torch, nxt) | (n_len >= MAX_STEPS)
                 obs.append(s)
+                s, length, done, ep_k = env_step(torch, s, length, a, fk)
                 acts.append(a)
                 dones.append(done.float())
-                ep.append(torch.where(done, n_len, 0.0))
-                s = torch.where(done[:, None], fk, torch.stack(nxt, -1))
-                length = torch.where(done, 0.0, n_len)
+                ep.append(ep_k)
         obs, acts, dones = torch.stack(obs), torch.stack(acts), torch.stack(dones)
         G = self.discounted(dones)
         adv = (G - G.mean()) / torch.sqrt(((G - G.mean()) ** 2).mean() + 1e-8)

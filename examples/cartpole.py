@@ -12,11 +12,13 @@
   `--env udf` variant): auto-reset on termination or after MAX_STEPS steps,
   reset states uniform(-0.05, 0.05) from its own NumPy generator.
 * `rollout_numpy`: B CartPoles stepped with given actions and reset draws
-  (the NumPy check of the Tidal programs in the tests).
+  (the NumPy check of the Tidal programs in the tests); `rollout_scan`: the
+  same in `jax.lax.scan` (the acting loop of bench/rl.py's JAX baselines).
 * `define_env`: the environment inside a Tidal program (recurrences over an
   iteration dim i and a step dim t, auto-reset with `td.where`, state carried
   across iterations), or the NumPy environment behind `td.udf`.
-* `init_params`: td.nn.MLP's initial weights, for the baselines.
+* `init_params`: td.nn.MLP's initial weights, for the baselines; `torch_mlp`:
+  a PyTorch network holding them.
 """
 from __future__ import annotations
 
@@ -97,6 +99,20 @@ def init_params(sizes, seed):
     return out
 
 
+def torch_mlp(torch, ws):
+    """A tanh `torch.nn.Sequential` of Linear layers holding the weights ws
+    ([W0, b0, ...], W of shape (in, out), as `init_params` gives): the PyTorch
+    baselines' networks."""
+    layers = []
+    for k in range(0, len(ws), 2):
+        lin = torch.nn.Linear(*ws[k].shape)
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(ws[k].T.copy()))
+            lin.bias.copy_(torch.from_numpy(ws[k + 1]))
+        layers += [lin, torch.nn.Tanh()]
+    return torch.nn.Sequential(*layers[:-1])
+
+
 def rollout_numpy(state0, length0, actions, resets, max_steps=MAX_STEPS):
     """Steps B CartPoles (float32, as the programs) for T steps: `actions` is (T, B)
     or a function (t, state) -> actions (B,); reset states (T, B, 4) replace the
@@ -115,6 +131,36 @@ def rollout_numpy(state0, length0, actions, resets, max_steps=MAX_STEPS):
         s = np.where(done[:, None], fresh, nxt).astype(np.float32)
         length = np.where(done, 0, length).astype(np.float32)
     return np.array(states), np.array(acts), np.array(dones), s, length
+
+
+def env_step(xp, s, length, a, fresh, max_steps=MAX_STEPS):
+    """One step of B CartPoles (s (B, 4), episode lengths (B,), actions 0.0/1.0)
+    for an array namespace with `where` and `stack` (jax.numpy, torch): the
+    next state (fresh where an episode ends), the next lengths, the done
+    flags and the return of the episode ending there (or 0)."""
+    nxt = physics(xp, tuple(s.T), a)
+    n_len = length + 1.0
+    done = terminated(xp, nxt) | (n_len >= max_steps)
+    return (xp.where(done[:, None], fresh, xp.stack(nxt, -1)), xp.where(done, 0.0, n_len), done,
+            xp.where(done, n_len, 0.0))
+
+
+def rollout_scan(jax, p_right, s, length, u, fresh, max_steps=MAX_STEPS):
+    """B CartPoles stepped T times in `jax.lax.scan`: the action at a step is
+    u[t] < p_right(state) (the probability of pushing right), reset states
+    fresh (T, B, 4) replace the state where an episode ends. Returns the final
+    (state, length) and, per step, (states seen, actions, done flags, the
+    return of the episode ending there or 0, the state after the step)."""
+    jnp = jax.numpy
+
+    def step(carry, x):
+        s, length = carry
+        uk, fk = x
+        a = (uk < p_right(s)).astype(jnp.float32)
+        s2, length2, done, ep = env_step(jnp, s, length, a, fk, max_steps)
+        return (s2, length2), (s, a, done.astype(jnp.float32), ep, s2)
+
+    return jax.lax.scan(step, (s, length), (u, fresh))
 
 
 # ------------------------------------------------------------------ the Tidal environment
