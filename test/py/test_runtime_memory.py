@@ -183,3 +183,21 @@ def test_next_uses_go_round_the_innermost_loop_body():
     assert uses[3] == {1: 1, 0: 1, 2: 2, 3: 3}     # after 3 comes 1 (reads 0), then 2, then 3 again
     assert uses[1][2] == 1 and uses[1][3] == 2 and 4 not in uses[1]
     assert uses[0] == {4: 1, 3: 1, 0: 2}           # the top level: 0, 4 (cyclic too: harmless)
+
+
+def test_device_array_inputs_are_read_as_given_and_left_intact():
+    """A jax.Array input of the declared dtype and shape is the store's buffer as
+    is (no copy to the host and back: on a GPU, two transfers); the program
+    never writes or donates it, so it stays valid and equal, run after run."""
+    import jax.numpy as jnp
+    p = rnn()
+    exe = p.compile()
+    for T in (32, 20):    # 32: capacity = extent, read as given; 20: padded to its capacity, copied
+        x = np.random.default_rng(T).random((T, N), dtype=np.float32)
+        jx = jnp.asarray(x)
+        want = exe.run({"T": T}, {"x": x})["h"]
+        for _ in range(2):
+            np.testing.assert_allclose(exe.run({"T": T}, {"x": jx})["h"], want, rtol=1e-6)
+            assert exe.stats()["host_to_device"] == (0 if T == 32 else 1)
+        assert not jx.is_deleted()
+        np.testing.assert_array_equal(np.asarray(jx), x)

@@ -79,7 +79,9 @@ def normalize_bounds(program: Any, bounds: Mapping | None) -> dict[str, int]:
     return out
 
 
-def _convert(name: str, value: Any, dtype: np.dtype, shape: tuple, where: str) -> np.ndarray:
+def _convert(name: str, value: Any, dtype: np.dtype, shape: tuple, where: str, device: bool = False):
+    if device and _device_array(value, dtype, shape):
+        return value     # the jax backend reads it where it is (no copy to the host and back)
     try:
         arr = np.asarray(value)
     except ValueError as e:  # ragged nested lists
@@ -99,14 +101,21 @@ def _convert(name: str, value: Any, dtype: np.dtype, shape: tuple, where: str) -
     return arr
 
 
-def _input_value(node: Any, value: Any, bounds: dict[str, int]) -> Any:
+def _device_array(value: Any, dtype: np.dtype, shape: tuple) -> bool:
+    """A jax.Array of exactly the declared dtype and shape (jax is not imported for this)."""
+    jax = sys.modules.get("jax")
+    return (jax is not None and isinstance(value, jax.Array) and value.dtype == np.dtype(dtype)
+            and tuple(value.shape) == shape)
+
+
+def _input_value(node: Any, value: Any, bounds: dict[str, int], device: bool = False) -> Any:
     name = node.attrs["name"]
     x = node.outputs[0]
     dims = node.domain
     if not any(s.role == "step" for e in x.shape for s in e.free_symbols):
         lead = tuple(bounds[d.bound.name] for d in dims)
         per_point = tuple(int(evaluate(e, bounds)) for e in x.shape)
-        return _convert(name, value, x.dtype, lead + per_point, "")
+        return _convert(name, value, x.dtype, lead + per_point, "", device)
 
     def walk(v: Any, k: int, env: dict) -> Any:
         if k == len(dims):
@@ -124,8 +133,11 @@ def _input_value(node: Any, value: Any, bounds: dict[str, int]) -> Any:
     return walk(value, 0, dict(bounds))
 
 
-def validate_inputs(program: Any, inputs: Mapping | None, bounds: dict[str, int]) -> dict[str, Any]:
-    """Checks names, shapes (against the bounds) and dtypes; returns converted values."""
+def validate_inputs(program: Any, inputs: Mapping | None, bounds: dict[str, int],
+                    device: bool = False) -> dict[str, Any]:
+    """Checks names, shapes (against the bounds) and dtypes; returns converted
+    values (NumPy arrays; with `device`, a jax.Array of the declared dtype and
+    shape as it is)."""
     nodes = {n.attrs["name"]: n for n in program.nodes if n.op == "input"}
     given = dict(inputs or {})
     for key in given:
@@ -139,7 +151,7 @@ def validate_inputs(program: Any, inputs: Mapping | None, bounds: dict[str, int]
     if missing:
         raise TidalError(f"missing input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}",
                          "give every td.input a value")
-    return {k: _input_value(nodes[k], v, bounds) for k, v in given.items()}
+    return {k: _input_value(nodes[k], v, bounds, device) for k, v in given.items()}
 
 
 def device_budget(device_memory: Any, backend: str) -> int | None:
@@ -249,7 +261,7 @@ class Executable:
         """Runs for `bounds`; `progress=True` (or TIDAL_PROGRESS=1) shows a bar
         with steps per second over each outermost loop (scheduled backends)."""
         b = normalize_bounds(self.program, bounds)
-        values = validate_inputs(self.program, inputs, b)
+        values = validate_inputs(self.program, inputs, b, device=self.backend == "jax")
         if self.compiled is not None:
             if progress is None:
                 progress = bool(os.environ.get("TIDAL_PROGRESS"))
