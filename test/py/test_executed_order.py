@@ -122,3 +122,35 @@ def test_a_loop_tree_that_misses_or_repeats_a_point_is_refused():
     twice.append(copy.deepcopy(next(s for s in twice if isinstance(s, For))))
     problem = sched.verify_tree(twice)[1]
     assert problem is not None and "runs some point twice" in problem[1]
+
+
+def _moved(m, by: int):
+    """m (instance -> time) with its times' first member moved by `by`."""
+    import islpy as isl
+    n = m.get_space().dim(isl.dim_type.out)
+    names = [f"a{i}" for i in range(n)]
+    shift = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join([f'a0 + {by}'] + names[1:])}] }}")
+    return m.apply_range(shift)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_the_dependence_check_agrees_with_comparing_all_pairs(name):
+    """`_violated` (the times of each dependence's pairs, tested for any not
+    increasing) finds what comparing the dependence with all pairs of its two
+    nodes' instances in order finds: nothing on the loop tree isl made, and the
+    same first dependence when one node's times move after or before all others."""
+    from tidal.lowering.schedule import _union
+    sched = schedule_graph(graph_of(GRAPHS[name]))
+    order = sched.executed()
+    theta = _union(order[k] for k in sorted(order))
+    assert sched._violated(theta, order) is None and sched._violated_pairwise(theta) is None
+    assert sched._violated(sched.schedule_map()) is None
+    found = 0
+    for k in sorted(order):
+        for by in (10 ** 6, -10 ** 6):
+            bad = {**order, k: _moved(order[k], by)}
+            theta = _union(bad[j] for j in sorted(bad))
+            expected = sched._violated_pairwise(theta)
+            assert sched._violated(theta, bad) == expected == sched._violated(theta), (k, by)
+            found += expected is not None
+    assert found >= len(order)     # moving a node that has readers or operands breaks something
