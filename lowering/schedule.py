@@ -41,6 +41,7 @@ import islpy as isl
 
 from tidal.symbolic.isl_bridge import isl_name, points
 
+from .dependence_check import first_violated, first_violated_pairwise
 from .executed_order import drop_lifted_args, executed_order, lift_zero_dim
 from .graph import Graph
 from .loop_ast import from_isl
@@ -217,55 +218,11 @@ class GraphSchedule:
     def _violated(self, theta: isl.UnionMap, per_node: dict | None = None) -> tuple[int, int] | None:
         """The first (sink, operand) whose dependence `theta` (instance ->
         time; `per_node`: the same, node index -> map) does not run source
-        first, or None. A dependence m (source instance -> sink instance)
-        becomes the pairs of their times, none of which may be in
-        lexicographic order later-or-same (one emptiness test per dependence;
-        comparing m with all pairs of the two nodes' instances that run in
-        order was 4x slower on PPO's loop tree)."""
-        space = _single_range_space(theta)
-        if space is None:
-            return self._violated_pairwise(theta)
-        not_before = isl.UnionMap.from_map(isl.Map.lex_ge(space))
-        times: dict = {}
-
-        def time_of(k):
-            if k not in times:
-                t = (isl.UnionMap.from_map(per_node[k]) if per_node is not None and k in per_node else
-                     theta.intersect_domain(isl.UnionSet.from_set(self.domains[k])))
-                # an instance with no time would drop out of the pairs below
-                times[k] = t if isl.UnionSet.from_set(self.domains[k]).is_subset(t.domain()) else None
-            return times[k]
-
-        for sink, number, m in self.validity:
-            src, dst = time_of(self.graph.nodes[sink].edges[number].source), time_of(sink)
-            if src is None or dst is None:
-                return sink, number
-            pairs = isl.UnionMap.from_map(m).apply_domain(src).apply_range(dst)
-            if not pairs.intersect(not_before).is_empty():
-                return sink, number
-        return None
+        first, or None (dependence_check.first_violated)."""
+        return first_violated(self.graph, self.domains, self.validity, theta, per_node)
 
     def _violated_pairwise(self, theta: isl.UnionMap) -> tuple[int, int] | None:
-        """`_violated` for times in several spaces (compared pairwise by isl)."""
-        times = {}   # statement -> its part of theta (pairs are compared per dependence, not all at once)
-        for sink, number, m in self.validity:
-            for k in (self.graph.nodes[sink].edges[number].source, sink):
-                if k not in times:
-                    times[k] = theta.intersect_domain(isl.UnionSet.from_set(self.domains[k]))
-            before = times[self.graph.nodes[sink].edges[number].source].lex_lt_union_map(times[sink])
-            if not isl.UnionMap.from_map(m).is_subset(before):
-                return sink, number
-        return None
-
-
-def _single_range_space(theta: isl.UnionMap):
-    """The one space of `theta`'s times, or None if there are several (or none).
-    (From the maps' spaces: `theta.range()` would compute the set.)"""
-    maps = theta.get_map_list()
-    spaces = [maps.get_at(i).get_space().range() for i in range(maps.n_map())]
-    if not spaces:
-        return None
-    return spaces[0] if all(sp.is_equal(spaces[0]) for sp in spaces[1:]) else None
+        return first_violated_pairwise(self.graph, self.domains, self.validity, theta)
 
 
 def _union(maps) -> isl.UnionMap:
