@@ -58,6 +58,15 @@ def _describe(arr: np.ndarray) -> str:
     return f"{arr.dtype} of shape {arr.shape}"
 
 
+def is_device_array(value: Any, dtype, shape: tuple) -> bool:
+    """A jax.Array of exactly this dtype and shape: usable as is, no conversion
+    or copy (jax is not imported for this)."""
+    import sys
+    jax = sys.modules.get("jax")
+    return (jax is not None and isinstance(value, jax.Array) and value.dtype == np.dtype(dtype)
+            and tuple(value.shape) == tuple(shape))
+
+
 def cast_exact(value: Any, dtype, what: str) -> np.ndarray:
     """`value` as an array of `dtype`; ValueError naming `what` if a value would change."""
     dtype = np.dtype(dtype)

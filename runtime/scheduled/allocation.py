@@ -16,20 +16,12 @@ from mlir import ir
 from tidal.symbolic import evaluate, parse, slice_size
 
 from ..reference_graph import EvaluationError
-from ..run_checks import cast_exact, check_footprint
+from ..run_checks import cast_exact, check_footprint, is_device_array
 from .launchers import static_bucket, store_name
 from .opdecode import DTYPES
 from .stores import PointStore, bucket, make_store
 
 __all__ = ["StoreAllocation"]
-
-
-def _on_device(value, dtype, shape) -> bool:
-    """A jax.Array of exactly this dtype and shape (no conversion, no copy needed)."""
-    import sys
-    jax = sys.modules.get("jax")
-    return (jax is not None and isinstance(value, jax.Array) and value.dtype == dtype
-            and tuple(value.shape) == shape)
 
 
 class StoreAllocation:
@@ -56,7 +48,7 @@ class StoreAllocation:
                 except ValueError as e:
                     raise EvaluationError(f"{node.location}: {e}") from None
             return
-        if store.xp is not np and _on_device(inputs[name], dtype, tuple(extents) + tuple(shape)) \
+        if store.xp is not np and is_device_array(inputs[name], dtype, tuple(extents) + tuple(shape)) \
                 and tuple(store.caps) == tuple(extents) and getattr(self, "device_memory", None) is None:
             store.buf = inputs[name]   # a device array as declared: read as is (inputs are never written)
             return

@@ -24,7 +24,7 @@ import numpy as np
 
 from tidal.symbolic import Dim, Symbol, evaluate
 
-from tidal.runtime.run_checks import cast_exact, check_bound
+from tidal.runtime.run_checks import cast_exact, check_bound, is_device_array
 
 from .errors import TidalError
 
@@ -80,7 +80,7 @@ def normalize_bounds(program: Any, bounds: Mapping | None) -> dict[str, int]:
 
 
 def _convert(name: str, value: Any, dtype: np.dtype, shape: tuple, where: str, device: bool = False):
-    if device and _device_array(value, dtype, shape):
+    if device and is_device_array(value, dtype, shape):
         return value     # the jax backend reads it where it is (no copy to the host and back)
     try:
         arr = np.asarray(value)
@@ -99,13 +99,6 @@ def _convert(name: str, value: Any, dtype: np.dtype, shape: tuple, where: str, d
                          "the leading axes are the extents of the input's domain (program order), "
                          "then its per-point shape, evaluated at the given bounds")
     return arr
-
-
-def _device_array(value: Any, dtype: np.dtype, shape: tuple) -> bool:
-    """A jax.Array of exactly the declared dtype and shape (jax is not imported for this)."""
-    jax = sys.modules.get("jax")
-    return (jax is not None and isinstance(value, jax.Array) and value.dtype == np.dtype(dtype)
-            and tuple(value.shape) == shape)
 
 
 def _input_value(node: Any, value: Any, bounds: dict[str, int], device: bool = False) -> Any:
