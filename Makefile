@@ -44,8 +44,11 @@ install: venv
 lit:
 	$(PYTHON) -c "import sys, lit.main; sys.argv[0] = 'lit'; lit.main.main()" -sv test/lit
 
+# One pytest worker per core (at most 4; each holds its own JAX and XLA caches),
+# the slow tests handed out as workers free up (worksteal).
+PYTEST_WORKERS ?= -n auto --maxprocesses 4 --dist worksteal
 pytest:
-	$(PYTHON) -m pytest -q test/py
+	$(PYTHON) -m pytest -q $(PYTEST_WORKERS) test/py
 
 # All tests: lit fixtures, then pytest (whose summary line closes the run).
 test: install lit pytest
