@@ -19,6 +19,7 @@ the same words:
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Iterable, Sequence
 
@@ -128,6 +129,12 @@ def memory_limit() -> int:
     env = os.environ.get("TIDAL_MEMORY_LIMIT")
     if env:
         return int(env)
+    return _machine_memory()
+
+
+@functools.lru_cache(maxsize=1)
+def _machine_memory() -> int:
+    """Physical memory, or the cgroup limit when lower (read once a process)."""
     try:
         limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):

@@ -38,7 +38,7 @@ from .memory import MemoryTracker
 from .swapping import make_swapper, start_swapper
 from .opdecode import DTYPES, decode
 from .stores import ArrayStore, Padded, kernel_bucket, unpad
-from .traced import DenseSlots
+from .packing import DenseSlots
 
 __all__ = ["compile_sdg", "Executable", "USER_ERRORS"]
 
@@ -245,7 +245,7 @@ class Executable(StoreAllocation):
         by its results); the others it only reads."""
         if n in self.loop_fallbacks:
             return plain(*free)
-        from .traced import pack_buffers, unpack_buffers
+        from .packing import pack_buffers, unpack_buffers
         read, buffers = pack_buffers(self.ns, keys, set(written))
         counts = self._compile_counts
         traces, own = sum(counts.values()), counts.get(f"_loop{n}", 0)

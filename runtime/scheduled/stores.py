@@ -18,6 +18,8 @@ The plans come from `tidal.lowering.storage`, verified against the schedule.
 """
 from __future__ import annotations
 
+import math
+
 from typing import Any, Sequence
 
 import numpy as np
@@ -46,7 +48,7 @@ def capacities(extents: Sequence[int], point_bytes: int) -> list[int]:
     more than FINE_ROUNDING_BYTES, each extent rounded up to a multiple of an
     eighth of the power of two below it."""
     pow2 = [bucket(e) for e in extents]
-    if int(np.prod(pow2, dtype=object)) * point_bytes <= FINE_ROUNDING_BYTES:
+    if math.prod(pow2) * point_bytes <= FINE_ROUNDING_BYTES:
         return pow2
     steps = [1 << max(0, e.bit_length() - 4) for e in extents]   # an eighth of the power of two <= e
     return [max(1, -(-e // g) * g) for e, g in zip(extents, steps)]
@@ -149,14 +151,16 @@ class ArrayStore:
                 caps.append(extent)
         if pow2:   # jitted kernels and loops compile per buffer shape: round block axes up
             block = [i for i, a in enumerate(plan.axes) if a.mode == "block"]
-            point = int(np.prod([c for i, c in enumerate(caps) if i not in block] + list(self.shape),
-                                dtype=object)) * self.dtype.itemsize
+            point = math.prod([c for i, c in enumerate(caps) if i not in block] + list(self.shape)) \
+                * self.dtype.itemsize
             for i, c in zip(block, capacities([caps[i] for i in block], point)):
                 caps[i] = c
         self.caps = caps
-        buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
-        # no compile per shape; `host`: created swapped out (a device-memory budget, swapping.py)
-        self.buf = buf if xp is np or host else _device_put(buf)
+        # `host`: created swapped out (a device-memory budget, swapping.py)
+        if xp is np or host:
+            self.buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
+        else:
+            self.buf = _device_zeros(tuple(caps) + self.shape, self.dtype.str)
         self.window_axis = self.modes.index("window") if "window" in self.modes else None
         self._reader = None
         self._writer = None
@@ -207,9 +211,18 @@ class ArrayStore:
         return np.asarray(self.buf)[tuple(slice(0, e) for e in extents)]
 
 
-def _device_put(array: np.ndarray):
-    import jax
-    return jax.device_put(array)
+def _device_zeros(shape: tuple, dtype: str):
+    """Zeros made on the device (a jitted call per shape: no host buffer to
+    fill and send; `jax.device_put` alone costs about 0.1 ms an array)."""
+    global _ZEROS
+    if _ZEROS is None:
+        import jax
+        import jax.numpy as jnp
+        _ZEROS = jax.jit(jnp.zeros, static_argnums=(0, 1))
+    return _ZEROS(shape, dtype)
+
+
+_ZEROS = None
 
 
 def make_store(plan: StorePlan, extents: Sequence[int], shape: Sequence[int] | None, dtype,
