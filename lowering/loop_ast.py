@@ -40,6 +40,9 @@ class If:
 class Exec:
     node: int
     args: list
+    # a merge's branches that can hold at the instances run here (None: all;
+    # merge_branches.py)
+    branches: tuple | None = None
 
 
 Stmt = Union[For, If, Exec]

@@ -6,7 +6,9 @@ inserts one private declaration per scheduled operator and the function
 the schedule and call the declarations; see `to_scf.py`. Between its
 top-level statements, calls of `@<graph>_alloc<k>()` / `@<graph>_free<k>()`
 start and end the lifetime of node k's store (lifetimes.py): a value is
-freed after the last statement that reads it.
+freed after the last statement that reads it. A call of a merge that can
+take only some of its branches where it runs carries them
+(`{tidal.branches = array<i64: 1>}`, merge_branches.py).
 
 Before (after `sdg-schedule`):
 
@@ -44,6 +46,7 @@ from tidal.passes.base import ModulePass, PassFailure
 
 from .graph import GraphError, graphs_in, read_graph
 from .lifetimes import memory_events
+from .merge_branches import mark_reachable_branches
 from .schedule import ScheduleError, load_schedule
 from .sdg_schedule import culprit
 from .to_scf import SCHEDULE_ATTR, lower_to_text, symbol_ref
@@ -79,6 +82,7 @@ def lower_graph_op(graph_op: ir.Operation, sched=None) -> list[ir.Operation]:
         tree = sched.loop_tree()
     except ValueError as e:  # a hand-written schedule attribute isl scans with unsupported loops
         raise PassFailure(f"cannot lower the schedule of sdg.graph @{graph.name}: {e}", graph_op) from None
+    mark_reachable_branches(tree, sched)
     _erase_previous(graph_op, graph.name)
     statements = sched.statements()
     source = lower_to_text(graph, tree, statements, memory_events(graph, tree, statements))

@@ -156,7 +156,9 @@ def _emit_body(em: _Emitter, graph: Graph, stmts: list) -> None:
             assert isinstance(s, Exec)
             args = [em.value(a) for a in s.args]
             types = ", ".join("index" for _ in args)
-            em.line(f"func.call {symbol_ref(op_function_name(graph, s.node))}({', '.join(args)}) : "
+            attrs = "" if s.branches is None else \
+                f" {{tidal.branches = array<i64{''.join(f', {b}' for b in s.branches).replace(',', ':', 1)}>}}"
+            em.line(f"func.call {symbol_ref(op_function_name(graph, s.node))}({', '.join(args)}){attrs} : "
                     f"({types}) -> ()")
 
 

@@ -210,7 +210,10 @@ class _Gen:
                     self.bounds_used |= self.traceable[index][1]
                     self.written |= self.traceable[index][2]
                     self.called.add(index)
-                    self.lines.append(f"{pad}_B = _T{index}(_B{''.join(', ' + a for a in args.split(', ') if a)})")
+                    # a merge's branches that can hold here (lowering/merge_branches.py)
+                    only = f", _br={tuple(ir.DenseI64ArrayAttr(op.attributes['tidal.branches']))!r}" \
+                        if "tidal.branches" in op.attributes else ""
+                    self.lines.append(f"{pad}_B = _T{index}(_B{''.join(', ' + a for a in args.split(', ') if a)}{only})")
                 else:
                     guard = f"_G({index}{', ' + args if args else ''}); " if self.guard else ""   # swapping.py
                     self.lines.append(f"{pad}{guard}_L{index}({args})")

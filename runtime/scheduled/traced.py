@@ -10,8 +10,9 @@ static shape as one dense array `[slots..., *shape]`), runs the jitted loop
 function, whose body is `lax.fori_loop` over *traced launchers*
 `_T<k>(B, point...) -> B`, and unpacks the buffers into the stores. Nested
 loops become nested `fori_loop`s, `scf.if` a `lax.cond` (or a Python `if`
-when its condition depends on the bounds only), a merge a `lax.switch` over
-its branches. The bounds are the loop function's static argument (its jit
+when its condition depends on the bounds only), a merge a select or a
+`lax.switch` over the branches that can hold where it is called (its call's
+`tidal.branches`, lowering/merge_branches.py: none in an RNN's loop). The bounds are the loop function's static argument (its jit
 key), loop counters and other host values are traced: a loop compiles once
 per set of bounds and store capacities, never per point. A padded kernel
 whose size has no static bound (attention over a causal prefix `k[0:t+1]`)
@@ -49,7 +50,7 @@ import numpy as np
 UNROLL = 4
 UNROLL_CALLS = 8
 
-__all__ = ["NotTraceable", "traced_launcher", "DenseSlots", "loop_namespace", "pack_buffers", "unpack_buffers"]
+__all__ = ["NotTraceable", "traced_launcher", "loop_namespace", "capacities"]
 
 
 class NotTraceable(Exception):
@@ -87,7 +88,9 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]
     kernels it registers are the plain launcher's (same names, same specs)."""
     k = node.index
     steps = "".join(", " + s for s in node.domain)
-    lines = [f"def _T{k}(_B{steps}):", f"    # {node.label} at {node.location}"]
+    # a merge: `_br`, the branches that can hold where it is called (None: all)
+    only = ", _br=None" if opdef.kind == "merge" else ""
+    lines = [f"def _T{k}(_B{steps}{only}):", f"    # {node.label} at {node.location}"]
     pad = "    "
     kernels = dict(gen.kernels)
     gen.traced, gen.used, gen.dyn = True, set(), None
@@ -96,14 +99,16 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]
             gen.host_write(node, 0, f"_V{k}", lines, pad)
         elif opdef.kind == "merge" and _moves_only(gen, node):
             # every branch copies a point: select the value (no XLA conditional)
-            conds, values = [], []
-            for edge in node.edges:
+            conds, values, numbers = [], [], []
+            for b, edge in enumerate(node.edges):
                 if (edge.source, edge.result) in gen.plans:
                     conds.append(gen.code(edge.cond, node))
                     pre: list[str] = []
                     values.append(gen.host_read(node, edge, pre))
+                    numbers.append(b)
                     lines += [pad + p for p in pre]
-            gen.host_write(node, 0, f"_pick([{', '.join(conds)}], [{', '.join(values)}])", lines, pad)
+            gen.host_write(node, 0, f"_pick([{', '.join(conds)}], [{', '.join(values)}], {numbers!r}, _br)",
+                           lines, pad)
         elif opdef.kind == "merge" and _select_then_write(gen, node, opdef, lines):
             pass
         elif opdef.kind == "merge":
@@ -116,7 +121,7 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]
                 if (edge.source, edge.result) in gen.plans:   # else: a branch never taken
                     gen.move(node, opdef, edge, f"_K{k}_{b}", "        ", lines)
                 lines.append("        return _B")
-            lines.append(f"    _B = _branch(_B, [{', '.join(conds)}], [{', '.join(fns)}])")
+            lines.append(f"    _B = _branch(_B, [{', '.join(conds)}], [{', '.join(fns)}], _br)")
         else:
             gen.launch(node, opdef, pad, lines)   # a host op raises NotTraceable
         lines.append("    return _B")
@@ -147,7 +152,7 @@ def _select_then_write(gen, node, opdef, lines: list) -> bool:
     if gen.plan(node.index, 0).kind == "point":
         return False
     k, mark = node.index, len(lines)
-    conds, values = [], []
+    conds, values, numbers = [], [], []
     for b, edge in enumerate(node.edges):
         if (edge.source, edge.result) not in gen.plans:   # a branch never taken
             continue
@@ -157,10 +162,11 @@ def _select_then_write(gen, node, opdef, lines: list) -> bool:
             return False
         conds.append(gen.code(edge.cond, node))
         values.append(value)
+        numbers.append(b)
     if not values:
         del lines[mark:]
         return False
-    lines.append(f"    _r = _pick([{', '.join(conds)}], [{', '.join(values)}])")
+    lines.append(f"    _r = _pick([{', '.join(conds)}], [{', '.join(values)}], {numbers!r}, _br)")
     from .jax_backend import LazyOperand
     gen.kernel_launch(node, opdef, [LazyOperand("value")], f"_K{k}_w", [], ["_r"], "    ", lines)
     return True
@@ -177,152 +183,6 @@ def _moves_only(gen, node) -> bool:
 
 
 # -- point stores packed as dense arrays ---------------------------------------------------------
-class DenseSlots(dict):
-    """`PointStore.data` after a traced loop: every slot's value lives in
-    `dense` (`[slots..., *shape]`) and is sliced out on first read; writes
-    made afterwards are kept in `written` too (the next pack applies them)."""
-
-    def __init__(self, dense, lengths=None, axis: int | None = None):
-        super().__init__()
-        self.dense = dense
-        self.written: dict = {}
-        # a store of padded values (stores.Padded): their valid lengths, and the padded axis
-        self.lengths, self.axis = lengths, axis
-
-    def __missing__(self, key):
-        if self.axis is not None:   # at the capacity the Python loop gives it (kernel_bucket(n))
-            from .stores import Padded, kernel_bucket
-            n = int(self.lengths[key])
-            arr = self.dense[key]
-            index = [slice(None)] * arr.ndim
-            index[self.axis] = slice(0, kernel_bucket(n))
-            value = Padded(arr[tuple(index)], n, self.axis)
-            dict.__setitem__(self, key, value)
-            return value
-        value = self.dense[key]
-        if value is self.dense:      # a domain-less store: never hand out the buffer a loop donates
-            value = value.copy()
-        dict.__setitem__(self, key, value)
-        return value
-
-    def __setitem__(self, key, value):
-        self.written[key] = value
-        dict.__setitem__(self, key, value)
-
-    def array(self, extents) -> np.ndarray:
-        if self.axis is not None:
-            raise TypeError("a padded store has no static shape")
-        """The values at every point of `extents` (block axes), as NumPy."""
-        out = np.array(self.dense)[tuple(slice(0, e) for e in extents)]
-        for key, value in self.written.items():
-            out[key] = np.asarray(value)
-        return out
-
-
-def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict, dict]:
-    """(R, B) for the loop function: the buffers of the array stores, the dense
-    arrays of the point stores (the points written since the last loop
-    written in, each by one small jitted update; zeros where none) and the
-    index accumulators; B those the loop writes (donated), R those it only
-    reads. The loop's jit key is then only their shapes."""
-    from .stores import ArrayStore
-    read, buffers = {}, {}
-    for key in keys:
-        out = buffers if key in written else read
-        if key.startswith(("_IX", "_EG")):
-            out[key] = stores[key[:3]][int(key[3:])]
-            continue
-        if key.endswith("#n"):
-            continue             # with its padded store, below
-        store = stores[key]
-        if isinstance(store, ArrayStore):
-            out[key] = store.buf
-            continue
-        if key not in written and _whole_value(store):
-            out[key] = store.data[()]     # a domain-less value only read (a weight): as it is, no copy
-            continue
-        dense, lengths = _dense(store)
-        out[key] = dense
-        if lengths is not None:
-            out[key + "#n"] = lengths
-        if key not in written:            # packed once: the next loop reads the same arrays
-            store.data = DenseSlots(dense, lengths, getattr(store, "padded_axis", None))
-    # B is donated: no array may appear twice in the call (a point value kept
-    # by reference in two stores, a domain-less store's dense array), nor in R too.
-    seen: set[int] = {id(buf) for buf in read.values()}
-    for key, buf in buffers.items():
-        if id(buf) in seen:
-            buffers[key] = buf.copy()
-        seen.add(id(buffers[key]))
-    return read, buffers
-
-
-def _whole_value(store) -> bool:
-    """A domain-less point store holding its one value, of the packed shape and dtype."""
-    caps, shape, dtype = store.layout
-    if caps or isinstance(store.data, DenseSlots) or getattr(store, "padded_axis", None) is not None \
-            or list(store.data) != [()]:
-        return False
-    value = store.data[()]
-    return getattr(value, "dtype", None) == dtype and tuple(getattr(value, "shape", ())) == tuple(shape)
-
-
-def _dense(store) -> tuple:
-    """The dense array of a point store's slots (and of their valid lengths, for
-    a store of padded values, else None), the points written since it was
-    packed applied."""
-    import jax
-
-    data = store.data
-    caps, shape, dtype = store.layout
-    padded = getattr(store, "padded_axis", None) is not None
-    if isinstance(data, DenseSlots):
-        dense, lengths, entries = data.dense, data.lengths, data.written
-    else:
-        dense, entries = jax.device_put(np.zeros(tuple(caps) + tuple(shape), dtype=dtype)), data
-        lengths = jax.device_put(np.zeros(tuple(caps), dtype=np.int64)) if padded else None
-    for slot, value in entries.items():
-        if padded:   # a value of the Python loop: its capacity padded to the packed one
-            lengths = _slot_writer(lengths, tuple(slot), np.int64(value.n))
-            value = _pad_to(value.arr, store.padded_axis, shape[store.padded_axis])
-        dense = _slot_writer(dense, tuple(slot), value)
-    return dense, (lengths if padded else None)
-
-
-_WRITE = None
-
-
-def _pad_to(arr, axis: int, cap: int):
-    import jax.numpy as jnp
-    if arr.shape[axis] == cap:
-        return arr
-    widths = [(0, 0)] * arr.ndim
-    widths[axis] = (0, cap - arr.shape[axis])
-    return jnp.pad(arr, widths)
-
-
-def _slot_writer(dense, slot: tuple, value):
-    global _WRITE
-    if _WRITE is None:
-        import jax
-        _WRITE = jax.jit(_setp)
-    return _WRITE(dense, slot, value)
-
-
-def unpack_buffers(stores: dict, buffers: dict) -> None:
-    from .stores import ArrayStore
-    for key, value in buffers.items():
-        if key.startswith(("_IX", "_EG")):
-            stores[key[:3]][int(key[3:])] = value
-        elif key.endswith("#n"):
-            continue
-        elif isinstance(stores[key], ArrayStore):
-            stores[key].buf = value
-        else:
-            axis = getattr(stores[key], "padded_axis", None)
-            stores[key].data = DenseSlots(value, buffers.get(key + "#n"), axis)
-
-
 # -- helpers of traced code (each also takes plain Python ints and bools) ------------------------
 def _concrete(x) -> bool:
     return isinstance(x, (bool, int, np.bool_, np.integer))
@@ -428,11 +288,20 @@ def _empty_seen(flag, empty, point: tuple):
     return jnp.where((flag[0] == 0) & empty, new, flag)
 
 
-def _branch(B: dict, conds: list, fns: list) -> dict:
+def _only(items: list, numbers: list, only: tuple | None) -> list:
+    """The items of branches `only` (every item when None): a merge's branches
+    that can hold where it is called (lowering/merge_branches.py)."""
+    kept = items if only is None else [x for x, b in zip(items, numbers) if b in only]
+    return kept or items     # none can hold: the call runs no instance (any value will do)
+
+
+def _branch(B: dict, conds: list, fns: list, only: tuple | None = None) -> dict:
     """The first branch whose condition holds, applied to B (lax.switch when
-    the conditions are traced)."""
+    the conditions are traced); `only`: the branches that can hold here."""
     import jax.numpy as jnp
     from jax import lax
+    numbers = list(range(len(conds)))
+    conds, fns = _only(conds, numbers, only), _only(fns, numbers, only)
     live_conds, live_fns = [], []
     for c, f in zip(conds, fns):
         if _concrete(c):
@@ -453,9 +322,12 @@ def _branch(B: dict, conds: list, fns: list) -> dict:
     return lax.switch(index, live_fns, B)
 
 
-def _pick(conds: list, values: list):
-    """The value of the first condition that holds (a select when traced)."""
+def _pick(conds: list, values: list, numbers: list | None = None, only: tuple | None = None):
+    """The value of the first condition that holds (a select when traced);
+    `numbers`: the branch of each, `only`: the branches that can hold here."""
     import jax.numpy as jnp
+    if numbers is not None:
+        conds, values = _only(conds, numbers, only), _only(values, numbers, only)
     live = []
     for c, v in zip(conds, values):
         if _concrete(c):

@@ -58,7 +58,7 @@ sdg.graph @last dims [t < T] {
 // SCF:           %[[C2:.*]] = arith.constant 2 : index
 // SCF:           scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %[[C2]] {
 // SCF:             func.call @stride_op2(
-// SCF:             func.call @stride_op1(%[[T]])
+// SCF:             func.call @stride_op1(%[[T]]) {tidal.branches = array<i64: 1>}
 // SCF-NEXT:      }
 sdg.graph @stride dims [t < T] {
   %x = sdg.input "x" domain [t] : !v
