@@ -52,17 +52,18 @@ def _value(e, env):
             "ge": lambda: a >= b, "and": lambda: a and b, "or": lambda: a or b}[op]()
 
 
-def run_by_hand(tree, env):
-    """[(node, point)] in the order the loops execute them."""
+def run_by_hand(tree, env, calls: bool = False):
+    """[(node, point)] in the order the loops execute them ([(Exec, point)]
+    with `calls`)."""
     out = []
     for s in tree:
         if isinstance(s, For):
             for v in range(_value(s.lower, env), _value(s.upper, env), s.step):
-                out += run_by_hand(s.body, {**env, s.var: v})
+                out += run_by_hand(s.body, {**env, s.var: v}, calls)
         elif isinstance(s, If):
-            out += run_by_hand(s.then if _value(s.cond, env) else s.orelse, env)
+            out += run_by_hand(s.then if _value(s.cond, env) else s.orelse, env, calls)
         else:
-            out.append((s.node, tuple(_value(a, env) for a in s.args)))
+            out.append((s if calls else s.node, tuple(_value(a, env) for a in s.args)))
     return out
 
 

@@ -7,11 +7,10 @@ loop), and a loop inside XLA then selects between the marked ones only."""
 import numpy as np
 import pytest
 
-from tidal.lowering.loop_ast import Exec, For, If
 from tidal.lowering.merge_branches import mark_reachable_branches
 from tidal.lowering.schedule import schedule_graph
 from tidal.symbolic import evaluate
-from test_executed_order import GRAPHS, _value
+from test_executed_order import GRAPHS, run_by_hand
 from test_schedule_isl import graph_of
 
 V = "!tidal.tensor<[4], f32>"
@@ -27,16 +26,7 @@ ALL = {**GRAPHS, "rnn": RNN}
 
 def _calls(tree, env):
     """[(Exec, point)] in the order the loops run them."""
-    out = []
-    for s in tree:
-        if isinstance(s, For):
-            for v in range(_value(s.lower, env), _value(s.upper, env), s.step):
-                out += _calls(s.body, {**env, s.var: v})
-        elif isinstance(s, If):
-            out += _calls(s.then if _value(s.cond, env) else s.orelse, env)
-        else:
-            out.append((s, tuple(_value(a, env) for a in s.args)))
-    return out
+    return run_by_hand(tree, env, calls=True)
 
 
 def _taken(node, point, bounds):
