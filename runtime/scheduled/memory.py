@@ -38,7 +38,8 @@ def store_bytes(store) -> int:
     """The bytes a store holds now (array buffer, or the arrays of a point store)."""
     buf = getattr(store, "buf", None)
     if buf is not None:
-        return int(buf.size) * np.dtype(buf.dtype).itemsize
+        nbytes = getattr(store, "nbytes", None)    # an ArrayStore's, fixed
+        return nbytes if nbytes is not None else int(buf.size) * np.dtype(buf.dtype).itemsize
     data = getattr(store, "data", None)
     if data is None:
         return 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .traced import _setp
+from .traced import _getp, _setp
 
 __all__ = ["DenseSlots", "pack_buffers", "unpack_buffers"]
 
@@ -42,9 +42,10 @@ class DenseSlots(dict):
             value = Padded(arr[tuple(index)], n, self.axis)
             dict.__setitem__(self, key, value)
             return value
-        value = self.dense[key]
-        if value is self.dense:      # a domain-less store: never hand out the buffer a loop donates
-            value = value.copy()
+        if key == ():                # a domain-less store: never hand out the buffer a loop donates
+            value = self.dense.copy()
+        else:                        # one jitted read (indexing eagerly dispatches 2-3 primitives)
+            value = _slot_reader(self.dense, tuple(key))
         dict.__setitem__(self, key, value)
         return value
 
@@ -53,9 +54,9 @@ class DenseSlots(dict):
         dict.__setitem__(self, key, value)
 
     def array(self, extents) -> np.ndarray:
+        """The values at every point of `extents` (block axes), as NumPy."""
         if self.axis is not None:
             raise TypeError("a padded store has no static shape")
-        """The values at every point of `extents` (block axes), as NumPy."""
         out = np.array(self.dense)[tuple(slice(0, e) for e in extents)]
         for key, value in self.written.items():
             out[key] = np.asarray(value)
@@ -185,6 +186,17 @@ def _pad_to(arr, axis: int, cap: int):
     widths = [(0, 0)] * arr.ndim
     widths[axis] = (0, cap - arr.shape[axis])
     return jnp.pad(arr, widths)
+
+
+def _slot_reader(dense, slot: tuple):
+    global _READ
+    if _READ is None:
+        import jax
+        _READ = jax.jit(_getp)
+    return _READ(dense, slot)
+
+
+_READ = None
 
 
 def _slot_writer(dense, slot: tuple, value):

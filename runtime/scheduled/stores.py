@@ -156,6 +156,8 @@ class ArrayStore:
             for i, c in zip(block, capacities([caps[i] for i in block], point)):
                 caps[i] = c
         self.caps = caps
+        # its buffer's bytes, wherever it is (its shape never changes: memory.py samples this)
+        self.nbytes = math.prod(caps + list(self.shape)) * self.dtype.itemsize
         # `host`: created swapped out (a device-memory budget, swapping.py)
         if xp is np or host:
             self.buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
