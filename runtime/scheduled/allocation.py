@@ -180,7 +180,8 @@ class StoreAllocation:
         return store
 
     # -- lifetimes (the host program's `_alloc(k)` / `_free(k)`) ------------------------------
-    def _alloc(self, k: int) -> None:
+    def _alloc(self, k: int, quiet: bool = False) -> None:
+        """`quiet`: called just after another `_alloc` or `_free` (hostgen.py)."""
         created, self._uploads = {}, []
         for layout in self._pending.pop(k, ()):
             created[store_name(*layout[0])] = self._make_store(layout, self._run_bounds, {})
@@ -189,11 +190,11 @@ class StoreAllocation:
         self._live_stores.update(created)
         if getattr(self, "_swapper", None) is not None:
             self._swapper.added(created)     # created on the host
-        self._memory.allocated(k, created)
+        self._memory.allocated(k, created, quiet)
 
-    def _free(self, k: int) -> None:
+    def _free(self, k: int, quiet: bool = False) -> None:
         keys = [key for key in self._live_stores if node_of(key) == k]
-        self._memory.freeing(k, keys)
+        self._memory.freeing(k, keys, quiet)
         for key in keys:
             del self._live_stores[key]
             self.ns[key] = None     # the buffer goes with its last reference

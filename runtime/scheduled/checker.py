@@ -43,7 +43,8 @@ def record_execution(exe, bounds: dict, memory: list | None = None) -> list[tupl
     log: list = []
     ns = dict(HELPERS)
     for kind in ("alloc", "free"):
-        ns[f"_{kind}"] = (lambda kind: lambda k: memory is not None and memory.append((kind, k, len(log))))(kind)
+        ns[f"_{kind}"] = (lambda kind: lambda k, quiet=False:
+                          memory is not None and memory.append((kind, k, len(log))))(kind)
     for k in exe.statements:
         ns[f"_L{k}"] = (lambda k: lambda *p: log.append((k, tuple(p))))(k)
     exec(compile(source, "<recorded schedule>", "exec"), ns)  # noqa: S102

@@ -200,7 +200,10 @@ class _Gen:
                     raise HostGenError(f"@{callee} inside a loop (stores are allocated and freed "
                                        f"between top-level statements only)")
                 kind, index = self.memory[callee]
-                self.lines.append(f"{pad}_{kind}({index})")
+                # just after another alloc or free: nothing ran between (memory.py samples less)
+                quiet = ", True" if self.lines and self.lines[-1].lstrip().startswith(("_alloc(", "_free(")) \
+                    and self.lines[-1].startswith(pad + "_") else ""
+                self.lines.append(f"{pad}_{kind}({index}{quiet})")
                 return
             index = self.callees[callee]
             if index not in self.skip:

@@ -201,3 +201,31 @@ def test_device_array_inputs_are_read_as_given_and_left_intact():
             assert exe.stats()["host_to_device"] == (0 if T == 32 else 1)
         assert not jx.is_deleted()
         np.testing.assert_array_equal(np.asarray(jx), x)
+
+
+def test_consecutive_allocs_and_frees_update_the_last_sample(monkeypatch):
+    """Allocs and frees with no statement between them update the previous
+    sample (memory.py's `quiet` events) instead of measuring every live store
+    again: the report is the same as with every event measured in full, on a
+    program with long runs of them (the REINFORCE example, 2 iterations)."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    import reinforce
+    from tidal.runtime.scheduled import memory
+
+    exe = reinforce.build(B=4, hidden=8, returns="mc", n=3, gamma=0.9, lr=1e-2, model_seed=0).compile("jax")
+    assert ", True)" in exe.compiled.source      # some events are marked as following another
+
+    def report():
+        exe.run(bounds={"I": 2, "T": 6})
+        r = exe.memory_report()
+        return ([(e, live, dev) for _, e, live, dev in r.timeline], r.per_store, r.peak_bytes,
+                {n: (s.bytes, s.allocated, s.freed) for n, s in r.stores.items()})
+
+    quiet = report()
+    full = memory.MemoryTracker._sample
+    monkeypatch.setattr(memory.MemoryTracker, "_sample",
+                        lambda self, event, quiet=False, added=(), removed=(): full(self, event))
+    assert report() == quiet
+    assert len(quiet[0]) > 100
