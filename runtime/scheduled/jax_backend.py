@@ -172,6 +172,7 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
             out_buf = lax.dynamic_update_slice(out_buf, update, mirror + zeros)
         return out_buf if check is None else (out_buf, seen)
 
+    impl.__name__ = impl.__qualname__ = name.lstrip("@")   # what JAX's logs and profiles call it
     return jax.jit(impl, static_argnums=0, donate_argnums=(1,) if out.inplace else ())
 
 
