@@ -64,7 +64,8 @@ def trace_schedule(program_source: str, bound_names: list, bounds: dict, limit: 
     ns = dict(HELPERS)
     ns["_record"] = record
     for kind in ("alloc", "free"):
-        ns[f"_{kind}"] = (lambda kind: lambda k: memory is not None and memory.append((kind, k, len(out))))(kind)
+        ns[f"_{kind}"] = (lambda kind: lambda k, quiet=False:      # quiet: memory.py's sampling hint
+                          memory is not None and memory.append((kind, k, len(out))))(kind)
     exec(compile(tree, "<tidal schedule trace>", "exec"), ns)  # noqa: S102
     ns["_program"](*(int(bounds[b]) for b in bound_names))
     return out
