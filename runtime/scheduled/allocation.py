@@ -84,14 +84,19 @@ class StoreAllocation:
         return shape[:axis] + (cap,) + shape[axis:]
 
     def _layouts(self, bounds: dict) -> list:
-        """(key, plan, extents, per-point shape or None, dtype) of every store of a
-        run (the same for the same bounds: kept for the last few)."""
+        """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
+        return self._planned(bounds)[0]
+
+    def _planned(self, bounds: dict) -> tuple[list, list]:
+        """(the layouts, the footprint) of a run's stores: the same for the same
+        bounds, kept for the last few."""
         cache = self.__dict__.setdefault("_layout_cache", {})
         key = tuple(sorted(bounds.items()))
         if key not in cache:
             if len(cache) >= 8:
                 cache.pop(next(iter(cache)))
-            cache[key] = self._compute_layouts(bounds)
+            layouts = self._compute_layouts(bounds)
+            cache[key] = (layouts, self._footprint(layouts))
         return cache[key]
 
     def _compute_layouts(self, bounds: dict) -> list:
@@ -134,12 +139,8 @@ class StoreAllocation:
         """The stores of one run, inputs loaded (by generated name); the
         stores of values whose lifetime starts later (`self.late`) are
         created by `_alloc` when it does."""
-        layouts = self._layouts(bounds)
-        footprints = self.__dict__.setdefault("_footprints", {})
-        if id(layouts) not in footprints:      # the same for the same layouts (kept per bounds)
-            footprints.clear()
-            footprints[id(layouts)] = (layouts, self._footprint(layouts))
-        check_footprint(footprints[id(layouts)][1])
+        layouts, footprint = self._planned(bounds)
+        check_footprint(footprint)
         stores = {}
         self._pending, self._uploads = {}, []
         for layout in layouts:
@@ -220,15 +221,13 @@ def _upload(stores: list) -> None:
     0.1 ms an array)."""
     if not stores:
         return
-    global _IDENTITY
-    if _IDENTITY is None:
-        import jax
-        _IDENTITY = jax.jit(lambda xs: xs)
-    for store, buf in zip(stores, _IDENTITY([store.buf for store in stores])):
+    from .jax_backend import helper_jit
+    for store, buf in zip(stores, helper_jit(_identity)([store.buf for store in stores])):
         store.buf = buf
 
 
-_IDENTITY = None
+def _identity(xs):
+    return xs
 
 
 @functools.lru_cache(maxsize=4096)

@@ -30,6 +30,7 @@ function, so the identical layers of a model compile once.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from functools import partial
@@ -232,6 +233,14 @@ def mask_identity(opdef: OpDef) -> object | None:
 # the traced function closes over (domain axes, window axis and size); shapes and
 # dtypes of the arguments are jax.jit's own cache key, so no entry can serve
 # another layout.
+@functools.cache
+def helper_jit(fn, static_argnums: tuple = ()):
+    """`jax.jit(fn)`, made once a process: the runtime's own small helpers
+    (packing, uploads, device zeros; one dispatch where eager JAX or
+    `jax.device_put` costs several), not a program's kernels."""
+    return jax.jit(fn, static_argnums=static_argnums)
+
+
 _WRITERS: dict = {}
 
 

@@ -127,10 +127,7 @@ def _pack_points(point_stores: list) -> list:
     its last dense array or zeros, with the points written since applied."""
     if not point_stores:
         return []
-    global _PACK
-    if _PACK is None:
-        import jax
-        _PACK = jax.jit(_packed, static_argnums=0)
+    from .jax_backend import helper_jit
     specs, bases, entries = [], [], []
     for store in point_stores:
         caps, shape, dtype = store.layout
@@ -141,10 +138,7 @@ def _pack_points(point_stores: list) -> list:
         specs.append((tuple(caps) + tuple(shape), dtype.str, len(points), len(caps), base is not None))
         bases.append(base)
         entries.append((slots, list(points.values())))
-    return _PACK(tuple(specs), bases, entries)
-
-
-_PACK = None
+    return helper_jit(_packed, (0,))(tuple(specs), bases, entries)
 
 
 def _packed(specs: tuple, bases: list, entries: list) -> list:
@@ -176,9 +170,6 @@ def _dense_padded(store) -> tuple:
     return dense, lengths
 
 
-_WRITE = None
-
-
 def _pad_to(arr, axis: int, cap: int):
     import jax.numpy as jnp
     if arr.shape[axis] == cap:
@@ -189,22 +180,13 @@ def _pad_to(arr, axis: int, cap: int):
 
 
 def _slot_reader(dense, slot: tuple):
-    global _READ
-    if _READ is None:
-        import jax
-        _READ = jax.jit(_getp)
-    return _READ(dense, slot)
-
-
-_READ = None
+    from .jax_backend import helper_jit
+    return helper_jit(_getp)(dense, slot)
 
 
 def _slot_writer(dense, slot: tuple, value):
-    global _WRITE
-    if _WRITE is None:
-        import jax
-        _WRITE = jax.jit(_setp)
-    return _WRITE(dense, slot, value)
+    from .jax_backend import helper_jit
+    return helper_jit(_setp)(dense, slot, value)
 
 
 def unpack_buffers(stores: dict, buffers: dict) -> None:

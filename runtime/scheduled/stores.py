@@ -216,15 +216,10 @@ class ArrayStore:
 def _device_zeros(shape: tuple, dtype: str):
     """Zeros made on the device (a jitted call per shape: no host buffer to
     fill and send; `jax.device_put` alone costs about 0.1 ms an array)."""
-    global _ZEROS
-    if _ZEROS is None:
-        import jax
-        import jax.numpy as jnp
-        _ZEROS = jax.jit(jnp.zeros, static_argnums=(0, 1))
-    return _ZEROS(shape, dtype)
+    import jax.numpy as jnp
 
-
-_ZEROS = None
+    from .jax_backend import helper_jit
+    return helper_jit(jnp.zeros, (0, 1))(shape, dtype)
 
 
 def make_store(plan: StorePlan, extents: Sequence[int], shape: Sequence[int] | None, dtype,
