@@ -16,7 +16,8 @@ and push everything to the end, so it is validity only.
 isl runs in whole-component mode (`schedule_whole_component`), which fuses
 producers and consumers at any constant distance and stays fast on large
 graphs; band members are marked `separate` so a steady-state loop carries no
-prologue/epilogue guards. Both are options.
+prologue/epilogue guards, when its body is small (`separate_max_ops`).
+All are options.
 
 Unschedulable programs raise `ScheduleError`, whose `diagnostics` name the
 operators (with their MLIR locations) and the dependence expressions at fault.
@@ -100,7 +101,8 @@ class Requirement:
 class ScheduleOptions:
     whole_component: bool = True   # isl's whole-component scheduling
     proximity: bool = True         # add proximity relations (needed for any fusion)
-    separate: bool = True          # split prologue/epilogue out of steady-state loops
+    separate: bool = True          # split prologue/epilogue out of steady-state loops...
+    separate_max_ops: int = 64     # ...whose bodies run at most this many ops (see _separate)
     max_updates: int = 6           # valid-domain fixpoint: shrinks allowed per node
 
 
@@ -270,13 +272,34 @@ def _sequential(schedule: isl.Schedule) -> isl.Schedule:
     return _rewrite(schedule, isl.schedule_node_type.set, serialize, "making the schedule's set nodes sequences")
 
 
-def _separate(schedule: isl.Schedule) -> isl.Schedule:
-    """Marks every band member `separate`."""
+def _separate(schedule: isl.Schedule, graph: Graph, max_ops: int) -> isl.Schedule:
+    """Marks `separate` the members of every band whose statements run at most
+    `max_ops` ops per point (an island counts its body's ops).
+
+    Separating splits a loop into pieces with a fixed set of statements each:
+    the prologue and epilogue iterations get their own straight-line code and
+    the steady-state loop no guards. That pays off for small bodies, where a
+    guard (a merge's select on the carried state, a window's length before it
+    fills) costs as much as the step's work. For a large body it does not:
+    every piece is another copy of the body that XLA compiles (a decode's
+    peeled first and last generated steps compiled for 8 of its 14 s to the
+    first token), while the guards it saves are a scalar test per step."""
     def mark(node):
-        for i in range(node.band_n_member()):
-            node = node.band_member_set_ast_loop_type(i, isl.ast_loop_type.separate)
+        sets = node.get_domain().get_set_list()
+        weight = sum(op_weight(graph.nodes[int(sets.get_at(i).get_tuple_name()[1:])])
+                     for i in range(sets.n_set()))
+        if weight <= max_ops:
+            for i in range(node.band_n_member()):
+                node = node.band_member_set_ast_loop_type(i, isl.ast_loop_type.separate)
         return node
     return _rewrite(schedule, isl.schedule_node_type.band, mark, "marking the schedule's bands 'separate'")
+
+
+def op_weight(node) -> int:
+    """The ops a node runs at one point: an island's body ops, else 1."""
+    if node.name == "sdg.island" and node.op is not None:
+        return max(1, len(node.op.regions[0].blocks[0].operations) - 1)
+    return 1
 
 
 def _derive(graph: Graph, options: ScheduleOptions, ctx: isl.Context | None = None):
@@ -326,7 +349,7 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
                 raise _cycle_error(graph, validity, "isl found no schedule")
             schedule = _sequential(schedule)
             if options.separate:
-                schedule = _separate(schedule)
+                schedule = _separate(schedule, graph, options.separate_max_ops)
         if sources:
             prologue = isl.Schedule.from_domain(_union_sets(domains[k] for k in sources))
             schedule = prologue if schedule is None else prologue.sequence(schedule)

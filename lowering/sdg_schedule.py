@@ -56,9 +56,11 @@ class SdgSchedule(ModulePass):
     whole_component: bool = option(True, "isl whole-component scheduling (fuses at any constant distance)")
     proximity: bool = option(True, "add proximity constraints for bounded dependences (needed for fusion)")
     separate: bool = option(True, "split prologue/epilogue iterations out of steady-state loops")
+    separate_max_ops: int = option(64, "separate only loops whose body runs at most this many ops "
+                                       "(islands count their body; larger bodies keep guards, compiled once)")
 
     def run(self, op: ir.Operation) -> None:
-        options = ScheduleOptions(self.whole_component, self.proximity, self.separate)
+        options = ScheduleOptions(self.whole_component, self.proximity, self.separate, self.separate_max_ops)
         for graph_op in graphs_in(op):
             try:
                 graph = read_graph(graph_op)

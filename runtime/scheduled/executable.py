@@ -51,6 +51,8 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
     changed = [f"{name}={'true' if value else 'false'}" for name, value in
                (("whole-component", options.whole_component), ("proximity", options.proximity),
                 ("separate", options.separate)) if not value]
+    if options.separate_max_ops != ScheduleOptions.separate_max_ops:
+        changed.append(f"separate-max-ops={options.separate_max_ops}")
     return "sdg-schedule" + ("{" + " ".join(changed) + "}" if changed else "")
 
 

@@ -150,6 +150,8 @@ class _Gen:
             self.lines.append(f"{pad}{var} = {expr}")
             self.names[op.results[0]] = var
             return
+        if name in ("scf.for", "scf.if") and not self.runs_anything(op):
+            return      # e.g. a guard around an input's statement: nothing to run
         if name == "scf.for" and not self.tr and self.loop_traceable(op):
             self.traced_loop(op, depth)
             return
@@ -222,6 +224,16 @@ class _Gen:
                     self.lines.append(f"{pad}{guard}_L{index}({args})")
             return
         raise HostGenError(f"unsupported op '{name}' in the lowered program")
+
+    def runs_anything(self, op: ir.Operation) -> bool:
+        """Whether a loop or guard calls a launcher or a store's lifetime."""
+        for region in op.regions:
+            for block in region.blocks:
+                for call in _calls(block):
+                    callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+                    if callee in self.memory or self.callees.get(callee) not in self.skip:
+                        return True
+        return False
 
     # -- loops inside XLA (traced.py) ------------------------------------------------------
     def loop_traceable(self, loop: ir.Operation) -> bool:

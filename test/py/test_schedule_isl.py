@@ -8,7 +8,7 @@ from mlir import ir
 from tidal.dialects import make_context
 from tidal.lowering.graph import graphs_in, read_graph
 from tidal.lowering.loop_ast import Exec, For, If, format_loop_nest, from_isl, walk
-from tidal.lowering.schedule import ScheduleError, ScheduleOptions, load_schedule, schedule_graph
+from tidal.lowering.schedule import ScheduleError, ScheduleOptions, load_schedule, op_weight, schedule_graph
 from sdg_fixtures import FAR_BASE, UNSCHEDULABLE_FUTURE, reinforce
 
 V = "!tidal.tensor<[4], f32>"
@@ -70,6 +70,47 @@ def test_without_separate_the_loop_keeps_its_guards():
     sched = schedule_graph(graph_of(returns("min(t + 3, T)")), ScheduleOptions(separate=False))
     tree = from_isl(sched.ast())
     assert any(isinstance(s, If) for s in walk(tree))
+
+
+def island_returns(body_ops: int) -> str:
+    """`returns("min(t + 3, T)")` whose per-t work is one island of `body_ops` ops."""
+    body = ["  ^bb0(%a: !v):", "    %b0 = sdg.unary sigmoid %a[t] domain [t] : (!v) -> !v"]
+    body += [f"    %b{j} = sdg.unary tanh %b{j - 1}[t] domain [t] : (!v) -> !v" for j in range(1, body_ops)]
+    return f"""
+!v = {V}
+sdg.graph @g dims [t < T] {{
+  %x = sdg.input "x" domain [t] : !v
+  %r = sdg.island %x[t] domain [t] : (!v) -> !v {{
+{chr(10).join(body)}
+    sdg.yield %b{body_ops - 1} : !v
+  }}
+  %g = sdg.reduce sum [0] %r[t:min(t + 3, T)] domain [t] : (!v) -> !v
+  sdg.output "g" %g[t] domain [t] : !v
+}}"""
+
+
+def steady_guards(sched) -> list:
+    """The guards inside the loop that runs both the island and the window sum."""
+    tree = from_isl(sched.ast())
+    steady = [loop for loop, _ in loops(tree)
+              if {1, 2} <= {s.node for s in walk(loop.body) if isinstance(s, Exec)}]
+    assert len(steady) == 1, format_loop_nest(tree)
+    return [s for s in walk(steady[0].body) if isinstance(s, If)]
+
+
+def test_only_loops_with_small_bodies_are_separated():
+    """A body (islands counted by their ops) over `separate_max_ops` keeps its
+    guards: separating would copy it into prologue/epilogue code that XLA
+    compiles again. The island's ops are what count, not the statements."""
+    small, large = graph_of(island_returns(8)), graph_of(island_returns(70))
+    assert op_weight(small.nodes[1]) == 8 and op_weight(large.nodes[1]) == 70
+    assert not steady_guards(schedule_graph(small))
+    assert steady_guards(schedule_graph(large))
+    assert steady_guards(schedule_graph(small, ScheduleOptions(separate_max_ops=9)))      # 8 + 3 others
+    assert not steady_guards(schedule_graph(small, ScheduleOptions(separate_max_ops=11)))
+    # the same instances either way, in an order the checks accept
+    assert schedule_graph(large).schedule.get_map().is_equal(
+        schedule_graph(large, ScheduleOptions(separate_max_ops=100)).schedule.get_map())
 
 
 def chain(n_ops: int, window: int = 0) -> str:

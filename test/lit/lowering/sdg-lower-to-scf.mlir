@@ -7,6 +7,8 @@
 // RUN: tidal-opt %s --load-pass-plugin=tidal.lowering.passes --sdg-schedule --sdg-lower-to-scf --mlir-print-op-generic | tidal-opt | FileCheck %s
 // RUN: tidal-opt %s --load-pass-plugin=tidal.lowering.passes --sdg-schedule --sdg-lower-to-scf | mlir-opt --load-dialect-plugin=%tidal_plugin | FileCheck %s
 // RUN: tidal-opt %s --load-pass-plugin=tidal.lowering.passes --sdg-schedule --sdg-lower-to-scf --canonicalize --cse | FileCheck %s --check-prefix=CANON
+// A body over separate-max-ops ops is not separated: it keeps its guards, one copy of each call.
+// RUN: tidal-opt %s --load-pass-plugin=tidal.lowering.passes --pass-pipeline='builtin.module(sdg-schedule{separate-max-ops=2},sdg-lower-to-scf)' | FileCheck %s --check-prefix=GUARDED
 
 !v = !tidal.tensor<[4], f32>
 
@@ -18,6 +20,17 @@
 // CHECK:       func.func private @nstep_op2(index) attributes {tidal.graph = @nstep, tidal.op = "%2 = sdg.reduce sum", tidal.op_index = 2 : i64}
 // CHECK-LABEL: func.func @nstep_run(
 // CHECK-SAME:    %[[T:.*]]: index) attributes {tidal.bounds = ["T"], tidal.graph = @nstep}
+// GUARDED-LABEL: func.func @nstep_run(
+// GUARDED:         scf.for
+// GUARDED:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// GUARDED:           scf.if %{{.*}} {
+// GUARDED-NEXT:        {{(func.)?}}call @nstep_op0(%[[C]])
+// GUARDED-NEXT:        {{(func.)?}}call @nstep_op1(%[[C]])
+// GUARDED-NEXT:      }
+// GUARDED:           {{(func.)?}}call @nstep_op2(
+// GUARDED-NEXT:      {{(func.)?}}call @nstep_op3(
+// GUARDED-NEXT:    }
+// GUARDED-NEXT:    return
 // CHECK:         scf.for
 // CHECK:           call @nstep_op1(
 // CHECK:         scf.for %[[C:.*]] = %{{.*}} to %[[T]] step %{{.*}} {

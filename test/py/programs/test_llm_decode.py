@@ -80,6 +80,26 @@ def test_decode_scheduled_matches_numpy(pattern, backend):
 
 
 @pytest.mark.parametrize("pattern", ["causal", "window"])
+def test_decode_runs_as_one_xla_loop_compiled_once(pattern):
+    """The decode step is too large to separate (lowering/schedule.py,
+    separate_max_ops): prompt and generated steps run in one loop with guards,
+    one XLA computation, instead of two loops and two peeled steps compiled
+    on their own. Guards with nothing to run (the prompt's input) are dropped."""
+    cfg = tiny(pattern, rope="rotate_half")
+    w, prompt = L.init_weights(cfg, 3), L.make_prompt(cfg, 3, 4)
+    want, _ = expected(cfg, w, prompt, 12)
+    p, _ = L.build(cfg, w, margins=True)
+    exe = p.compile()
+    for steps in (12, 9):
+        np.testing.assert_array_equal(exe.run(bounds={"P": 3, "T": steps}, inputs={"prompt": prompt})["tokens"],
+                                      want[:steps])
+    stats = exe.compiled.stats()
+    assert stats["xla_loops"] == 1 and stats["launches"] == 1, stats
+    assert exe.compiled.compiles() == 1
+    assert not [line for line in exe.compiled.source.splitlines() if line.strip() == "pass"]
+
+
+@pytest.mark.parametrize("pattern", ["causal", "window"])
 def test_decode_under_half_its_peak_memory_gives_the_same_tokens(pattern):
     """p.compile(device_memory=...) (issue 13): half the stores' unconstrained peak;
     weights and caches go to the host and back between launches."""
