@@ -119,13 +119,13 @@ class LauncherGen:
 
     def bucket(self, n: str, size) -> str:
         """The capacity a point-varying size `n` (symbolic: `size`) is read at:
-        `_kbucket(n)`. Traced (an XLA loop needs it static), the least power of
-        two (at least LEAST_KERNEL_BUCKET) that `size` provably never exceeds
+        `_kbucket(n)`, at most `static_bucket(size)`. Traced (an XLA loop needs it
+        static), the least power of two that `size` provably never exceeds
         (`static_bucket`; a window of 256 keys: 256); a size with no such bound
         cannot be traced here (a padded kernel's causal prefix: `dynamic_cap`)."""
-        if not self.traced:
-            return f"_kbucket({n})"
         cap = static_bucket(size)
+        if not self.traced:   # never above the static capacity: a traced loop packs it at that
+            return f"_kbucket({n})" if cap is None else f"min(_kbucket({n}), {cap})"
         if cap is None:
             self.not_traced("a point-varying size with no static bound")
         return str(cap)
@@ -492,12 +492,13 @@ class LauncherGen:
 
 
 def static_bucket(size, limit: int = 1 << 16) -> int | None:
-    """The least power of two >= LEAST_KERNEL_BUCKET that the symbolic size
-    provably never exceeds (None: none up to `limit`)."""
-    from .stores import LEAST_KERNEL_BUCKET
+    """The least power of two that the symbolic size provably never exceeds
+    (None: none up to `limit`). Not rounded up to LEAST_KERNEL_BUCKET: a
+    static capacity compiles once whatever it is, and the kernels compute on
+    all of it (an 8-step return window at 32 made its cumsum 16x the work)."""
     if size is None:
         return None
-    cap = LEAST_KERNEL_BUCKET
+    cap = 1
     while cap <= limit:
         if provably_at_most(size, cap):
             return cap

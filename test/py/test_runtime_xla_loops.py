@@ -93,6 +93,37 @@ def test_a_window_within_the_least_bucket_is_padded_inside_the_loop():
     assert stats(exe)["xla_loops"] >= 1 and stats(exe)["launches"] <= 3
 
 
+def test_a_short_window_runs_at_its_own_capacity_not_the_least_bucket():
+    """n-step returns: a window of at most 8 steps (fewer at the end) is
+    computed at capacity 8, in the XLA loop and in the Python loop alike (the
+    loop packs what the other computed); at LEAST_KERNEL_BUCKET (32) its
+    cumsum did 16x the work."""
+    import re
+
+    from tidal.runtime.scheduled import compile_sdg
+    with td.Program("nstep") as p:
+        (t, T), = p.dims("t")
+        d = td.input("d", shape=(5,), domain=(t,))
+        win = d[t:td.min(t + 8, T)]
+        ended = td.cumsum(win, 0) - win
+        p.output("g", td.discounted_sum(td.where(ended < 0.5, win + 1.0, 0.0), 0.9, dim=0))
+    T = 20
+    d = (RNG.random((T, 5)) < 0.2).astype(np.float32)
+    want = []
+    for k in range(T):
+        w = d[k:min(k + 8, T)]
+        v = np.where(np.cumsum(w, 0) - w < 0.5, w + 1.0, 0.0)
+        want.append((v * 0.9 ** np.arange(len(w))[:, None]).sum(0))
+    module = p.compile(backend="jax").module
+    for xla_loops in (True, False):
+        exe = compile_sdg(module, xla_loops=xla_loops)
+        np.testing.assert_allclose(exe.run({"T": T}, {"d": d})["g"], np.stack(want), rtol=1e-5)
+        caps = {int(c) for c in re.findall(r"_K\d+\(\(min\(_kbucket\(\w+\), (\d+)\)", exe.source)}
+        caps |= {int(c) for c in re.findall(r"_r = _K\d+\(\((\d+), ", exe.source)}
+        assert caps == {8}, caps
+        assert (exe.stats()["xla_loops"] >= 1) == xla_loops
+
+
 def test_random_draws_inside_an_xla_loop_are_the_documented_ones():
     with td.Program("walk") as p:
         (t, T), = p.dims("t")
