@@ -102,6 +102,13 @@ class Graph:
         return [(n, e) for n in self.nodes for e in n.edges if e.source == index]
 
 
+def op_weight(node: Node) -> int:
+    """The ops a node runs at one point: an island's body ops, else 1."""
+    if node.name == "sdg.island" and node.op is not None:
+        return max(1, len(node.op.regions[0].blocks[0].operations) - 1)
+    return 1
+
+
 def components(graph: Graph) -> list[list[int]]:
     """The strongly connected components of the read graph (a node reads its
     edges' sources), each sorted, producers before their consumers. A

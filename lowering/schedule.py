@@ -44,7 +44,7 @@ from tidal.symbolic.isl_bridge import isl_name, points
 
 from .dependence_check import first_violated, first_violated_pairwise
 from .executed_order import drop_lifted_args, executed_order, lift_zero_dim
-from .graph import Graph
+from .graph import Graph, op_weight
 from .loop_ast import from_isl
 from .needed import needed_domains
 from .polyhedral import NotConverged, Polyhedral, statement_name
@@ -293,13 +293,6 @@ def _separate(schedule: isl.Schedule, graph: Graph, max_ops: int) -> isl.Schedul
                 node = node.band_member_set_ast_loop_type(i, isl.ast_loop_type.separate)
         return node
     return _rewrite(schedule, isl.schedule_node_type.band, mark, "marking the schedule's bands 'separate'")
-
-
-def op_weight(node) -> int:
-    """The ops a node runs at one point: an island's body ops, else 1."""
-    if node.name == "sdg.island" and node.op is not None:
-        return max(1, len(node.op.regions[0].blocks[0].operations) - 1)
-    return 1
 
 
 def _derive(graph: Graph, options: ScheduleOptions, ctx: isl.Context | None = None):

@@ -6,9 +6,9 @@ import pytest
 from mlir import ir
 
 from tidal.dialects import make_context
-from tidal.lowering.graph import graphs_in, read_graph
+from tidal.lowering.graph import graphs_in, op_weight, read_graph
 from tidal.lowering.loop_ast import Exec, For, If, format_loop_nest, from_isl, walk
-from tidal.lowering.schedule import ScheduleError, ScheduleOptions, load_schedule, op_weight, schedule_graph
+from tidal.lowering.schedule import ScheduleError, ScheduleOptions, load_schedule, schedule_graph
 from sdg_fixtures import FAR_BASE, UNSCHEDULABLE_FUTURE, reinforce
 
 V = "!tidal.tensor<[4], f32>"
