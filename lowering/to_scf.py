@@ -156,8 +156,8 @@ def _emit_body(em: _Emitter, graph: Graph, stmts: list) -> None:
             assert isinstance(s, Exec)
             args = [em.value(a) for a in s.args]
             types = ", ".join("index" for _ in args)
-            attrs = "" if s.branches is None else \
-                f" {{tidal.branches = array<i64{''.join(f', {b}' for b in s.branches).replace(',', ':', 1)}>}}"
+            listed = ": " + ", ".join(map(str, s.branches)) if s.branches else ""   # array<i64> if none
+            attrs = "" if s.branches is None else f" {{tidal.branches = array<i64{listed}>}}"
             em.line(f"func.call {symbol_ref(op_function_name(graph, s.node))}({', '.join(args)}){attrs} : "
                     f"({types}) -> ()")
 

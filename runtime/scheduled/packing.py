@@ -33,7 +33,9 @@ class DenseSlots(dict):
         self.lengths, self.axis = lengths, axis
 
     def __missing__(self, key):
-        if self.axis is not None:   # at the capacity the Python loop gives it (kernel_bucket(n))
+        # a padded value: at the capacity the Python loop gives it, min(kernel_bucket(n),
+        # the static capacity the dense array has; launchers.LauncherGen.bucket)
+        if self.axis is not None:
             from .stores import Padded, kernel_bucket
             n = int(self.lengths[key])
             arr = self.dense[key]
