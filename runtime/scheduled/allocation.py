@@ -50,8 +50,11 @@ class StoreAllocation:
                     raise EvaluationError(f"{node.location}: {e}") from None
             return
         if store.xp is not np and is_device_array(inputs[name], dtype, tuple(extents) + tuple(shape)) \
-                and tuple(store.caps) == tuple(extents) and getattr(self, "device_memory", None) is None:
-            store.buf = inputs[name]   # a device array as declared: read as is (inputs are never written)
+                and getattr(self, "device_memory", None) is None:
+            # a device array as declared: read as is (inputs are never written), or
+            # padded to the store's capacity where it is (no copy to the host and back)
+            store.buf = inputs[name] if tuple(store.caps) == tuple(extents) else \
+                _pad_on_device(inputs[name], tuple(store.caps) + tuple(shape))
             return
         try:
             given = cast_exact(inputs[name], dtype, f"input '{name}'")
@@ -228,6 +231,17 @@ def _upload(stores: list) -> None:
 
 def _identity(xs):
     return xs
+
+
+def _pad_on_device(value, shape: tuple):
+    """`value` in a zero buffer of `shape` (its leading corner), one jitted call."""
+    from .jax_backend import helper_jit
+    return helper_jit(_padded, (1,))(value, shape)
+
+
+def _padded(value, shape: tuple):
+    import jax.numpy as jnp
+    return jnp.pad(value, [(0, c - e) for c, e in zip(shape, value.shape)])
 
 
 @functools.lru_cache(maxsize=4096)
