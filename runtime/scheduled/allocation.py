@@ -146,6 +146,8 @@ class StoreAllocation:
         check_footprint(footprint)
         stores = {}
         self._pending, self._uploads = {}, []
+        self._storage_bufs = {}     # storage -> its buffer this run (memory_plan.py)
+        self._reuses = 0            # values whose store took memory an earlier value had
         for layout in layouts:
             (k, r), _, _, shape, _ = layout
             if self.graph.nodes[k].name != "sdg.output":
@@ -165,8 +167,10 @@ class StoreAllocation:
         node = self.graph.nodes[k]
         budget = getattr(self, "device_memory", None) is not None   # every store starts on the host
         # an input's buffer is replaced by the loaded value (_load_input): never sent zeros
+        storage = None if budget else self.mem_plan.storage_of.get((k, r))
         store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np,
-                           host=budget or node.name == "sdg.input")
+                           host=budget or node.name == "sdg.input",
+                           zeros=None if storage is None else functools.partial(self._from_storage, storage, xp))
         # slots of a packed point store (traced.py): block axes at the power of two, as
         # array stores, so a loop compiles once per capacity, not per extent
         slots = [a.size if a.mode == "ring" else bucket(e) for a, e in zip(plan.axes, extents)]
@@ -200,8 +204,43 @@ class StoreAllocation:
         keys = [key for key in self._live_stores if node_of(key) == k]
         self._memory.freeing(k, keys, quiet)
         for key in keys:
+            self._release(k, _result_of(key), self._live_stores[key])
             del self._live_stores[key]
             self.ns[key] = None     # the buffer goes with its last reference
+
+    def _release(self, k: int, r: int, store) -> None:
+        """A freed value's memory: kept for the next value of its storage (a
+        NumPy pool stays; a device buffer is kept to be zeroed in place), or
+        released with the storage's last value."""
+        storage = self.mem_plan.storage_of.get((k, r))
+        if storage is None or getattr(self, "device_memory", None) is not None:
+            return
+        if self.mem_plan.storages[storage].values[-1] == (k, r):
+            self._storage_bufs.pop(storage, None)
+        elif getattr(store, "buf", None) is not None and store.xp is not np:
+            self._storage_bufs[storage] = store.buf
+
+    def _from_storage(self, storage: int, xp, shape: tuple, dtype: np.dtype):
+        """A zeroed buffer of `shape` in storage `storage` (memory_plan.py): on
+        NumPy a view of the storage's buffer (grown if this value is larger);
+        on the device the storage's last dead buffer, zeroed in place (donated),
+        when it has this shape and dtype, else new zeros."""
+        nbytes = math.prod(shape) * dtype.itemsize
+        if xp is np:
+            pool = self._storage_bufs.get(storage)
+            if pool is None or pool.nbytes < nbytes:
+                pool = self._storage_bufs[storage] = np.empty(nbytes, dtype=np.uint8)
+            else:
+                self._reuses += 1
+            view = pool[:nbytes].view(dtype).reshape(shape)
+            view.fill(0)
+            return view
+        from .stores import _device_zeros
+        dead = self._storage_bufs.pop(storage, None)
+        if dead is not None and tuple(dead.shape) == tuple(shape) and dead.dtype == dtype:
+            self._reuses += 1
+            return _zeros_in_place(dead)
+        return _device_zeros(tuple(shape), dtype.str)
 
     def _describe_store(self, key: str) -> tuple:
         """(name, label, kind) of a store key, for the memory report."""
@@ -231,6 +270,18 @@ def _upload(stores: list) -> None:
 
 def _identity(xs):
     return xs
+
+
+@functools.cache
+def _zeroing():
+    import jax
+    import jax.numpy as jnp
+    return jax.jit(jnp.zeros_like, donate_argnums=0)
+
+
+def _zeros_in_place(buf):
+    """Zeros in `buf`'s memory (donated: XLA writes the zeros where it was)."""
+    return _zeroing()(buf)
 
 
 def _pad_on_device(value, shape: tuple):

@@ -19,8 +19,9 @@ import numpy as np
 from mlir import ir
 
 from tidal.lowering.graph import read_graph
-from tidal.lowering.lifetimes import memory_events
+from tidal.lowering.lifetimes import lifetimes, memory_events
 from tidal.lowering.loop_ast import format_loop_nest
+from tidal.lowering.memory_plan import plan_memory
 from tidal.lowering.schedule import ScheduleError, ScheduleOptions, schedule_graph
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
@@ -117,6 +118,9 @@ class Executable(StoreAllocation):
             # values allocated when their lifetime starts (the lowered program's `_alloc(k)`)
             self.late = {k for allocs, _ in memory_events(graph, self.sched.loop_tree(), self.statements).values()
                          for k in allocs}
+            # the array stores' storages, symbolic, reused across lifetimes (memory_plan.py)
+            self.mem_plan = stages.run("memory-plan", lambda: plan_memory(
+                graph, self.plans, lifetimes(graph, self.sched.loop_tree(), self.statements)), text=str, suffix=".txt")
             self.source, self.host_program = stages.run("host", lambda: self._generate(graph), text=lambda r: r[0],
                                               suffix=".py")
         stages.run("load", self._load, text=lambda _: "\n".join(self.kernel_names) + "\n", suffix=".txt")
@@ -448,15 +452,22 @@ class Executable(StoreAllocation):
         last run: `launches` (jitted kernel calls), `host_launches`,
         `device_to_host` / `host_to_device` (explicit copies: operands fetched for
         host ops, host results written to device stores, inputs loaded, results
-        read), and `store_bytes` (the peak bytes its stores held at once:
-        `memory_report().peak_bytes`);
+        read), `store_bytes` (the peak bytes its stores held at once:
+        `memory_report().peak_bytes`) and `storage_reuses` (stores that took
+        the memory of an earlier value: `memory_plan()`);
         `xla_loops`: loops run as one XLA program each (traced.py; one launch
         per call), `loop_fallbacks`: those of them whose trace failed (Python)."""
         launches, host, d2h, h2d = self._counts
         return {"kernels": len(self.kernel_names), "host_ops": len(self.host_nodes),
                 "xla_loops": getattr(self, "xla_loop_count", 0), "loop_fallbacks": len(self.loop_fallbacks),
                 "xla_compilations": self.compiles(), "launches": launches, "host_launches": host,
-                "device_to_host": d2h, "host_to_device": h2d, "store_bytes": self._store_bytes}
+                "device_to_host": d2h, "host_to_device": h2d, "store_bytes": self._store_bytes,
+                "storage_reuses": getattr(self, "_reuses", 0)}
+
+    def memory_plan(self):
+        """The array stores' storages (lowering/memory_plan.MemoryPlan): which
+        values share memory, and each storage's size in bytes, symbolic."""
+        return self.mem_plan
 
     def memory_report(self):
         """What the last run's stores held over time (memory.MemoryReport)."""

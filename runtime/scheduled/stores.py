@@ -133,7 +133,7 @@ def _product(ranges: list) -> list:
 
 class ArrayStore:
     def __init__(self, plan: StorePlan, extents: Sequence[int], shape: Sequence[int], dtype,
-                 xp=np, pow2: bool = False, host: bool = False):
+                 xp=np, pow2: bool = False, host: bool = False, zeros=None):
         self.plan = plan
         self.kind = plan.kind
         self.xp = xp
@@ -159,7 +159,10 @@ class ArrayStore:
         # its buffer's bytes, wherever it is (its shape never changes: memory.py samples this)
         self.nbytes = math.prod(caps + list(self.shape)) * self.dtype.itemsize
         # `host`: created swapped out (a device-memory budget, swapping.py)
-        if xp is np or host:
+        # `zeros(shape, dtype)`: a zeroed buffer from the run's memory plan (allocation.py)
+        if zeros is not None and not host:
+            self.buf = zeros(tuple(caps) + self.shape, self.dtype)
+        elif xp is np or host:
             self.buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
         else:
             self.buf = _device_zeros(tuple(caps) + self.shape, self.dtype.str)
@@ -223,7 +226,7 @@ def _device_zeros(shape: tuple, dtype: str):
 
 
 def make_store(plan: StorePlan, extents: Sequence[int], shape: Sequence[int] | None, dtype,
-               xp=np, pow2: bool = False, host: bool = False):
+               xp=np, pow2: bool = False, host: bool = False, zeros=None):
     if plan.kind == "point" or shape is None:
         return PointStore(plan, len(plan.axes))
-    return ArrayStore(plan, extents, shape, dtype, xp, pow2, host)
+    return ArrayStore(plan, extents, shape, dtype, xp, pow2, host, zeros)

@@ -55,7 +55,7 @@ def test_stages_are_the_pipeline_in_order(dumped):
     exe, _, _ = dumped
     names = list(exe.stages)
     assert names == ["rt", "rt-to-sdg", *DEFAULT_SDG_PASSES, "sdg-schedule", "schedule",
-                     "sdg-lower-to-scf", "storage", "host", "load"]
+                     "sdg-lower-to-scf", "storage", "memory-plan", "host", "load"]
     assert exe.stages["rt"].lstrip().startswith("module") and "rt.program" in exe.stages["rt"]
     assert "sdg.graph" in exe.stages["rt-to-sdg"] and "rt.program" not in exe.stages["rt-to-sdg"]
     assert "tidal.schedule" in exe.stages["sdg-schedule"]

@@ -282,6 +282,16 @@ class Executable:
                              'compile with backend="jax" or "numpy" for exe.stats()')
         return self.compiled.stats()
 
+    def memory_plan(self):
+        """Which array stores share memory, planned at compile time with symbolic
+        sizes (scheduled backends): `.storages` (each with its size in bytes as
+        an expression of the bounds and its values), `.bytes(bounds)`,
+        `print(plan)`. See tidal.lowering.memory_plan."""
+        if self.compiled is None:
+            raise TidalError("the reference backend keeps no stores to plan",
+                             'compile with backend="jax" or "numpy" for exe.memory_plan()')
+        return self.compiled.memory_plan()
+
     def memory_report(self):
         """What the last run's stores held over time (scheduled backends):
         `.peak_bytes`, `.timeline`, `.stores` (per store: bytes, when allocated

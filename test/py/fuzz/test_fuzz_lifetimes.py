@@ -3,7 +3,8 @@ calls (lowering/lifetimes.py) never free a value before its last reader nor
 allocate it after its first writer, checked point by point against the
 polyhedral model (checker.check_schedule) at two sets of bounds; and the
 memory report's peak is the most the live stores held, never more than all
-stores together. The main fuzz test runs every backend with the frees on
+stores together; the memory plan (lowering/memory_plan.py) puts in one
+storage only values that live one after the other, and its size holds each. The main fuzz test runs every backend with the frees on
 (a freed store read again would fail there with the wrong values or an error).
 """
 from hypothesis import given
@@ -12,11 +13,13 @@ from hypothesis import strategies as st
 from fuzz_budget import pass_settings
 from fuzz_check import build, make_inputs
 from program_gen import programs
+from tidal.lowering.lifetimes import lifetimes
 from tidal.runtime.scheduled.checker import check_schedule
+from tidal.symbolic import evaluate
 
 
 def test_lifetimes_on_random_programs(request):
-    seen = {"programs": 0, "with_frees": 0}
+    seen = {"programs": 0, "with_frees": 0, "shared": 0}
 
     @pass_settings(request.config)
     @given(data=st.data())
@@ -27,9 +30,17 @@ def test_lifetimes_on_random_programs(request):
         seen["programs"] += 1
         frees = "free %" in exe.schedule()
         seen["with_frees"] += frees
+        plan, c = exe.memory_plan(), exe.compiled
+        lives = lifetimes(c.graph, c.sched.loop_tree(), c.statements)
+        for s in plan.storages:     # values of one storage: one after the other
+            spans = sorted((lives[k].first, lives[k].last) for k, _ in s.values)
+            assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), f"{plan}\n{desc.repro()}"
+        seen["shared"] += any(len(s.values) > 1 for s in plan.storages)
         for bounds in ({d.upper(): desc.min_bound[d] + 1 for d in desc.dims},
                        {d.upper(): desc.min_bound[d] + 3 for d in desc.dims}):
             check_schedule(exe.compiled, bounds)
+            for s in plan.storages:     # holds each of its values
+                assert all(evaluate(plan.sizes[v], bounds) <= evaluate(s.size, bounds) for v in s.values)
             exe.run(bounds=bounds, inputs=make_inputs(desc, bounds, 0))
             report = exe.memory_report()
             assert report.peak_bytes <= sum(s.bytes for s in report.stores.values())
