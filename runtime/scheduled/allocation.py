@@ -124,9 +124,10 @@ class StoreAllocation:
     def _footprint(self, layouts: list) -> list[tuple[str, int]]:
         """(what, bytes) per store, before anything is allocated: a store keeps
         `size` points on ring/window axes (2W for a window) and every point on
-        block axes. Point stores of point-varying shapes are not counted."""
-        entries = []
-        for (k, _), plan, extents, shape, dtype in layouts:
+        block axes; values that share a storage (memory_plan.py) count once, at
+        the largest. Point stores of point-varying shapes are not counted."""
+        entries, shared = [], {}
+        for (k, r), plan, extents, shape, dtype in layouts:
             if shape is None:
                 continue
             points = 1
@@ -134,9 +135,13 @@ class StoreAllocation:
                 points *= a.size if a.mode == "ring" else 2 * a.size if a.mode == "window" else extent
             size = math.prod(shape)
             node = self.graph.nodes[k]
-            entries.append((f"the store of '{node.label}' at {node.location}",
-                            points * size * np.dtype(dtype).itemsize))
-        return entries
+            entry = (f"the store of '{node.label}' at {node.location}", points * size * np.dtype(dtype).itemsize)
+            storage = self.mem_plan.storage_of.get((k, r)) if getattr(self, "device_memory", None) is None else None
+            if storage is None:
+                entries.append(entry)
+            elif entry[1] > shared.get(storage, ("", -1))[1]:
+                shared[storage] = entry
+        return entries + list(shared.values())
 
     def allocate(self, bounds: dict, inputs: dict) -> dict:
         """The stores of one run, inputs loaded (by generated name); the

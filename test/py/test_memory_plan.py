@@ -72,6 +72,19 @@ def test_values_with_disjoint_lifetimes_share_one_storage(backend):
         assert stores["%1"].freed < stores["%3"].allocated and stores["%3"].freed < stores["%5"].allocated
 
 
+def test_the_footprint_check_counts_a_storage_once(monkeypatch):
+    """A run whose values fit once they share memory is not refused: the check
+    before allocating counts each storage at its largest value."""
+    exe = compile_sdg(PHASES, backend="numpy")
+    T = 50   # input 12,800 bytes; %1, %3, %5 12,800 each, one storage; 3 scalars
+    want = evaluate(PHASES, {"T": T}, {"x": _x(T)})["y"]
+    monkeypatch.setenv("TIDAL_MEMORY_LIMIT", str(2 * 12800 + 64))
+    np.testing.assert_allclose(exe.run({"T": T}, {"x": _x(T)})["y"], want, rtol=1e-5)
+    monkeypatch.setenv("TIDAL_MEMORY_LIMIT", str(2 * 12800 - 1))
+    with pytest.raises(MemoryError, match="this run would need"):
+        exe.run({"T": T}, {"x": _x(T)})
+
+
 def test_numpy_stores_of_one_storage_are_views_of_one_buffer(monkeypatch):
     """On NumPy the values of a storage are views of the same memory, zeroed
     when their value's lifetime starts."""
