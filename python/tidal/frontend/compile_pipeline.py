@@ -8,6 +8,7 @@
     schedule           the schedule tree and the loop nest                (.txt)
     sdg-lower-to-scf   the scf loops over the bounds                      (.mlir)
     storage            the store of every value, checked                  (.txt)
+    memory-plan        the array stores' storages, sizes symbolic         (.txt)
     host               the generated launchers and host program           (.py)
     load               the host program compiled, its kernels wrapped     (.txt: kernel names)
 
