@@ -178,7 +178,10 @@ class StoreAllocation:
                            zeros=None if storage is None else functools.partial(self._from_storage, storage, xp))
         # slots of a packed point store (traced.py): block axes at the power of two, as
         # array stores, so a loop compiles once per capacity, not per extent
+        # (no ring axes of size 1: stores.dense_axes)
         slots = [a.size if a.mode == "ring" else bucket(e) for a, e in zip(plan.axes, extents)]
+        if isinstance(store, PointStore):
+            slots = [slots[i] for i in store.dense_axes]
         if isinstance(store, PointStore) and shape is not None:   # packable (traced.py)
             store.layout = (slots, shape, np.dtype(dtype))
         elif isinstance(store, PointStore) and k in self._gen.padded and r == 0 \

@@ -162,8 +162,7 @@ class _Gen:
             self.names[body.arguments[0]] = iv
             self.lines += [f"{pad}def {fn}({iv}, _B):", f"{pad}    _B = dict(_B)"]
             self.block(body, depth + 1)
-            calls = sum(1 for _ in _calls(body))
-            self.lines += [f"{pad}    return _B", f"{pad}_B = _fori({lb}, {ub}, {step}, {fn}, _B, {calls})"]
+            self.lines += [f"{pad}    return _B", f"{pad}_B = _fori({lb}, {ub}, {step}, {fn}, _B)"]
             return
         if name == "scf.if" and self.tr:
             cond = self.v(op.operands[0])

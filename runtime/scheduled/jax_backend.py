@@ -42,6 +42,7 @@ from jax import lax
 
 from .opdecode import REDUCE_IDENTITY, OpDef
 from .stores import ArrayStore, bucket
+from .traced import slice_at, update_at
 
 __all__ = ["LazyOperand", "OutSpec", "jit_kernel", "store_writer", "host_read", "COMPILES"]
 
@@ -131,7 +132,7 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
                 else:
                     sizes.append(static[spos])
                     spos += 1
-            x = lax.dynamic_slice(buf, starts + [0] * len(spec.shape), sizes + list(spec.shape))
+            x = slice_at(buf, starts, sizes)
             kept = [s for ax, s in zip(spec.axes, sizes) if ax != "point"]
             x = x.reshape(tuple(kept) + tuple(spec.shape))
             j = 0
@@ -165,12 +166,11 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
         if not out.inplace:
             return value if check is None else (value, seen)
         update = value.reshape((1,) * out.ndim + value.shape).astype(out_buf.dtype)
-        zeros = [0] * value.ndim
-        out_buf = lax.dynamic_update_slice(out_buf, update, list(out_idx) + zeros)
+        out_buf = update_at(out_buf, update, list(out_idx))
         if out.window_axis is not None:
             mirror = list(out_idx)
             mirror[out.window_axis] = mirror[out.window_axis] + out.window
-            out_buf = lax.dynamic_update_slice(out_buf, update, mirror + zeros)
+            out_buf = update_at(out_buf, update, mirror)
         return out_buf if check is None else (out_buf, seen)
 
     impl.__name__ = impl.__qualname__ = name.lstrip("@")   # what JAX's logs and profiles call it
@@ -256,12 +256,11 @@ def store_writer(store: ArrayStore):
             _count("store_write")
             idx, value = rest[:nd], jnp.asarray(rest[nd])
             update = value.reshape((1,) * nd + value.shape).astype(buf.dtype)
-            zeros = [0] * value.ndim
-            buf = lax.dynamic_update_slice(buf, update, list(idx) + zeros)
+            buf = update_at(buf, update, list(idx))
             if spec.window_axis is not None:
                 mirror = list(idx)
                 mirror[spec.window_axis] = mirror[spec.window_axis] + spec.window
-                buf = lax.dynamic_update_slice(buf, update, mirror + zeros)
+                buf = update_at(buf, update, mirror)
             return buf
 
         _WRITERS[key] = jax.jit(impl, donate_argnums=0)
@@ -271,8 +270,7 @@ def store_writer(store: ArrayStore):
 @partial(jax.jit, static_argnums=0)
 def _read(sizes, buf, *starts):
     _count("store_read")
-    return lax.dynamic_slice(buf, list(starts) + [0] * (buf.ndim - len(starts)),
-                             list(sizes) + list(buf.shape[len(starts):]))
+    return slice_at(buf, starts, sizes)
 
 
 def host_read(store: ArrayStore, idx: tuple) -> np.ndarray:

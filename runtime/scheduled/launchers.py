@@ -36,6 +36,7 @@ from tidal.lowering.storage import StorePlan
 from tidal.symbolic import compile_source, parse, provably_at_most, simplify, slice_size
 
 from .opdecode import OpDef
+from .stores import dense_axes
 
 __all__ = ["LauncherGen", "store_name"]
 
@@ -96,7 +97,10 @@ class LauncherGen:
         return "0" if a.size == 1 else f"{c} % {a.size}"
 
     def point_slot(self, plan: StorePlan, coords: list[str]) -> str:
-        return "(" + "".join(f"{self.slot(plan, i, c)}, " for i, c in enumerate(coords)) + ")"
+        """A point store's slot of `coords`; traced, the slot in its dense
+        array, which has no ring axes of size 1 (stores.dense_axes)."""
+        axes = dense_axes(plan) if self.traced else range(len(coords))
+        return "(" + "".join(f"{self.slot(plan, i, coords[i])}, " for i in axes) + ")"
 
     # -- store references (plain: the store objects; traced: the buffers in B) -------------
     def not_traced(self, what: str) -> None:

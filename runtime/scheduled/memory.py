@@ -146,6 +146,8 @@ class MemoryTracker:
         self.on_host = on_host or (lambda key: False)
         self.budget = budget
         self.live: dict = {}         # key -> store
+        self.names: dict = {}        # key -> its name in the report
+        self.fixed: dict = {}        # key -> bytes, for stores whose size never changes (array stores)
         self.lives: dict = {}        # name -> StoreLife
         self.timeline: list = []
         self.per_store: list = []
@@ -179,9 +181,12 @@ class MemoryTracker:
             return
         snap = {}
         device = 0
+        fixed, names = self.fixed, self.names
         for key, store in self.live.items():
-            name = self.describe(key)[0]
-            b = store_bytes(store)
+            name = names[key]
+            b = fixed.get(key)
+            if b is None:
+                b = store_bytes(store)
             snap[name] = b
             if not self.on_host(key):
                 device += b
@@ -202,6 +207,10 @@ class MemoryTracker:
     def _add(self, key, store) -> None:
         name, label, kind = self.describe(key)
         self.live[key] = store
+        self.names[key] = name
+        nbytes = getattr(store, "nbytes", None)     # an ArrayStore's: fixed (stores.py)
+        if nbytes is not None:
+            self.fixed[key] = nbytes
         self.lives[name] = StoreLife(name, label, kind, 0, len(self.timeline), None)
 
     def started(self, stores: dict) -> None:

@@ -25,29 +25,32 @@ class DenseSlots(dict):
     `dense` (`[slots..., *shape]`) and is sliced out on first read; writes
     made afterwards are kept in `written` too (the next pack applies them)."""
 
-    def __init__(self, dense, lengths=None, axis: int | None = None):
+    def __init__(self, dense, lengths=None, axis: int | None = None, axes: tuple | None = None):
         super().__init__()
         self.dense = dense
         self.written: dict = {}
         # a store of padded values (stores.Padded): their valid lengths, and the padded axis
         self.lengths, self.axis = lengths, axis
+        # the slot axes `dense` has (stores.dense_axes; None: all)
+        self.axes = axes
 
     def __missing__(self, key):
+        slot = dense_slot(key, self.axes)
         # a padded value: at the capacity the Python loop gives it, min(kernel_bucket(n),
         # the static capacity the dense array has; launchers.LauncherGen.bucket)
         if self.axis is not None:
             from .stores import Padded, kernel_bucket
-            n = int(self.lengths[key])
-            arr = self.dense[key]
+            n = int(self.lengths[slot])
+            arr = self.dense[slot]
             index = [slice(None)] * arr.ndim
             index[self.axis] = slice(0, kernel_bucket(n))
             value = Padded(arr[tuple(index)], n, self.axis)
             dict.__setitem__(self, key, value)
             return value
-        if key == ():                # a domain-less store: never hand out the buffer a loop donates
+        if slot == ():               # one slot: never hand out the buffer a loop donates
             value = self.dense.copy()
         else:                        # one jitted read (indexing eagerly dispatches 2-3 primitives)
-            value = _slot_reader(self.dense, tuple(key))
+            value = _slot_reader(self.dense, slot)
         dict.__setitem__(self, key, value)
         return value
 
@@ -59,10 +62,23 @@ class DenseSlots(dict):
         """The values at every point of `extents` (block axes), as NumPy."""
         if self.axis is not None:
             raise TypeError("a padded store has no static shape")
-        out = np.array(self.dense)[tuple(slice(0, e) for e in extents)]
+        dense = np.array(self.dense)
+        if self.axes is not None:    # its ring axes of size 1 back
+            dense = np.expand_dims(dense, tuple(i for i in range(len(extents)) if i not in self.axes))
+        out = dense[tuple(slice(0, e) for e in extents)]
         for key, value in self.written.items():
             out[key] = np.asarray(value)
         return out
+
+
+def dense_slot(key: tuple, axes: tuple | None) -> tuple:
+    """A point store's slot `key` in its dense array, which keeps slot axes `axes`."""
+    return tuple(key) if axes is None else tuple(key[i] for i in axes)
+
+
+def _axes(store) -> tuple | None:
+    axes = store.dense_axes
+    return None if axes == tuple(range(len(store.mods))) else axes
 
 
 def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict, dict]:
@@ -86,7 +102,7 @@ def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict
             out[key] = store.buf
             continue
         if key not in written and _whole_value(store):
-            out[key] = store.data[()]     # a domain-less value only read (a weight): as it is, no copy
+            out[key] = next(iter(store.data.values()))   # one value only read (a weight): as it is, no copy
             continue
         if getattr(store, "padded_axis", None) is None:
             data = store.data
@@ -99,11 +115,11 @@ def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict
         out[key] = dense
         out[key + "#n"] = lengths
         if key not in written:            # packed once: the next loop reads the same arrays
-            store.data = DenseSlots(dense, lengths, store.padded_axis)
+            store.data = DenseSlots(dense, lengths, store.padded_axis, _axes(store))
     for (key, store), dense in zip(pending, _pack_points([store for _, store in pending])):
         (buffers if key in written else read)[key] = dense
         if key not in written:
-            store.data = DenseSlots(dense)
+            store.data = DenseSlots(dense, axes=_axes(store))
     # B is donated: no array may appear twice in the call (a point value kept
     # by reference in two stores, a domain-less store's dense array), nor in R too.
     seen: set[int] = {id(buf) for buf in read.values()}
@@ -115,12 +131,13 @@ def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict
 
 
 def _whole_value(store) -> bool:
-    """A domain-less point store holding its one value, of the packed shape and dtype."""
+    """A point store of one slot (no domain, or ring axes of size 1) holding
+    its value, of the packed shape and dtype."""
     caps, shape, dtype = store.layout
     if caps or isinstance(store.data, DenseSlots) or getattr(store, "padded_axis", None) is not None \
-            or list(store.data) != [()]:
+            or len(store.data) != 1:
         return False
-    value = store.data[()]
+    value = next(iter(store.data.values()))
     return getattr(value, "dtype", None) == dtype and tuple(getattr(value, "shape", ())) == tuple(shape)
 
 
@@ -136,7 +153,8 @@ def _pack_points(point_stores: list) -> list:
         data = store.data
         base = data.dense if isinstance(data, DenseSlots) else None
         points = data.written if isinstance(data, DenseSlots) else data
-        slots = np.asarray(list(points), dtype=np.int64).reshape(len(points), len(caps))
+        axes = _axes(store)
+        slots = np.asarray([dense_slot(p, axes) for p in points], dtype=np.int64).reshape(len(points), len(caps))
         specs.append((tuple(caps) + tuple(shape), dtype.str, len(points), len(caps), base is not None))
         bases.append(base)
         entries.append((slots, list(points.values())))
@@ -166,7 +184,8 @@ def _dense_padded(store) -> tuple:
     else:
         dense = jax.device_put(np.zeros(tuple(caps) + tuple(shape), dtype=dtype))
         lengths, entries = jax.device_put(np.zeros(tuple(caps), dtype=np.int64)), data
-    for slot, value in entries.items():   # a value of the Python loop: its capacity padded to the packed one
+    for key, value in entries.items():   # a value of the Python loop: its capacity padded to the packed one
+        slot = dense_slot(key, _axes(store))
         lengths = _slot_writer(lengths, tuple(slot), np.int64(value.n))
         dense = _slot_writer(dense, tuple(slot), _pad_to(value.arr, store.padded_axis, shape[store.padded_axis]))
     return dense, lengths
@@ -202,4 +221,4 @@ def unpack_buffers(stores: dict, buffers: dict) -> None:
             stores[key].buf = value
         else:
             axis = getattr(stores[key], "padded_axis", None)
-            stores[key].data = DenseSlots(value, buffers.get(key + "#n"), axis)
+            stores[key].data = DenseSlots(value, buffers.get(key + "#n"), axis, _axes(stores[key]))

@@ -63,6 +63,53 @@ def test_a_loop_compiles_once_for_every_bound_of_the_same_capacity():
     assert counts[1:] == counts[:1] * 3, counts
 
 
+def test_a_point_store_of_one_slot_packs_as_the_value_itself():
+    """A ring store of size 1 (h[t] is read at t + 1, then overwritten) packs as
+    the value's shape, not [1, d]: XLA on CPU then reads the carried value with a
+    bitcast, where a [1, d] slot cost a copy per step (an RNN of T = 2,000 ran at
+    twice lax.scan's time per step). Its values read back on the host are the
+    loop's."""
+    from tidal.runtime.scheduled.packing import DenseSlots
+    p = rnn()
+    exe = p.compile(backend="jax")
+    T = 7
+    x, W = RNG.standard_normal((T, 4)).astype(np.float32), RNG.standard_normal((4, 4)).astype(np.float32) * 0.5
+    np.testing.assert_allclose(exe.run(bounds={"T": T}, inputs={"x": x, "W": W})["h"], rnn_numpy(x, W),
+                               rtol=1e-5, atol=1e-6)
+    c = exe.compiled
+    rings = [(key, store) for key, store in c.last_stores.items() if isinstance(getattr(store, "data", None), DenseSlots)
+             and [a.mode for a in store.plan.axes] == ["ring"] and store.plan.axes[0].size == 1]
+    assert rings, c.store_kinds()
+    for key, store in rings:
+        assert tuple(store.data.dense.shape) == tuple(store.layout[1]), (key, store.data.dense.shape)
+        assert store.layout[0] == []                       # no slot axis left
+        value = store.data[(0,)]                           # the host reads it by its full slot
+        assert tuple(value.shape) == tuple(store.layout[1])
+
+
+def test_store_positions_are_one_int32_index_each_with_no_wraparound():
+    """slice_at / update_at (a store's reads and writes inside kernels and loops):
+    one dynamic_slice / dynamic_update_slice on int32 positions, whatever the
+    positions' types, and no select that maps a negative position to the end
+    (jax's default: in a loop body it cost more than the step's matmuls)."""
+    import jax
+    import jax.numpy as jnp
+    from tidal.runtime.scheduled.traced import slice_at, update_at
+    buf = jnp.zeros((8, 3), jnp.float32)
+    with jax.enable_x64(True):   # as the runtime traces them (executable._device_scope)
+        row = jnp.ones((1, 3), jnp.float32)
+        for f in (lambda b, i: slice_at(b, [i], [2]), lambda b, i: update_at(b, row, [i + 1])):
+            for i in (jnp.int64(2), jnp.int32(2), 2):
+                eqns = jax.make_jaxpr(f)(buf, i).jaxpr.eqns
+                prims = {e.primitive.name for e in eqns}
+                assert prims <= {"dynamic_slice", "dynamic_update_slice", "convert_element_type", "add"}, prims
+                assert not prims & {"select_n", "lt"}
+                sliced = next(e for e in eqns if e.primitive.name.startswith("dynamic"))
+                assert all(str(v.aval.dtype) == "int32" for v in sliced.invars[-2:]), sliced
+        np.testing.assert_array_equal(slice_at(jnp.arange(8.0).reshape(4, 2), [jnp.int64(1)], [2]),
+                                      [[2.0, 3.0], [4.0, 5.0]])
+
+
 def test_the_python_loop_gives_the_same_values(monkeypatch):
     p = rnn()
     x, W = RNG.standard_normal((6, 4)).astype(np.float32), np.eye(4, dtype=np.float32)
