@@ -308,6 +308,19 @@ def pad(xp, dim: int, before: int, after: int, value: float, x, dtype):
 
 
 def cast(xp, x, dtype):
+    """`x` as `dtype`. Floats to integers truncate toward zero and saturate, as
+    XLA converts: NaN -> 0, values beyond the type's range (infinities too) ->
+    its least or greatest value (NumPy alone gives platform garbage there)."""
+    target = np.dtype(dtype)
+    x = xp.asarray(x)
+    if xp is np and np.issubdtype(x.dtype, np.floating) and np.issubdtype(target, np.integer):
+        info = np.iinfo(target)
+        with np.errstate(invalid="ignore", over="ignore"):   # the bounds overflow a float16 to inf
+            out = x.astype(target)
+            # float(info.max) rounds up to a power of two for int32/int64: at or above it is out of range
+            out = np.where(x >= float(info.max), info.max, out)
+            out = np.where(x <= float(info.min), info.min, out)
+        return _out(xp, np.where(np.isnan(x), 0, out), dtype)
     return _out(xp, x.astype(dtype), dtype)
 
 

@@ -94,9 +94,9 @@ def unpad(value):
 def dense_axes(plan: StorePlan) -> tuple[int, ...]:
     """The slot axes a point store keeps when packed into a dense array inside
     a traced loop (packing.py): all but ring axes of size 1, whose one slot is
-    always 0 (a value read only at the point it was written). XLA on CPU runs
-    a loop that carries `[1, 64]` and reads it as `[64]` at half the speed of
-    one that carries `[64]` (a copy per step where a bitcast would do)."""
+    always 0 (only the latest point is kept). XLA on CPU copies a carried
+    `[1, 64]` it reads as `[64]` at every step where a bitcast would do: an
+    RNN's loop of T = 2,000 took 2.1 ms that way, 1.1 ms without."""
     return tuple(i for i, a in enumerate(plan.axes) if not (a.mode == "ring" and a.size == 1))
 
 

@@ -206,3 +206,24 @@ def test_kernels_run_under_jax_numpy(case):
     assert type(got).__module__.startswith("jax")
     assert got.dtype == expected.dtype and got.shape == expected.shape
     np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6)
+
+
+@given(values=st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                                 st.floats(-1e20, 1e20),
+                                 st.sampled_from([2.0 ** 31, -(2.0 ** 31), 2.0 ** 63, 255.5, -0.5, 127.9])),
+                       min_size=1, max_size=12),
+       src=st.sampled_from([np.float16, np.float32, np.float64]),
+       dtype=st.sampled_from(["int8", "int16", "int32", "int64"]))
+def test_float_to_int_casts_saturate_as_xla_does(values, src, dtype):
+    """NaN -> 0 and out-of-range values -> the type's least or greatest value on
+    NumPy as in XLA (jax.numpy), so backends agree where NumPy alone would
+    give platform-dependent values (a random program's overflowed cast)."""
+    import jax
+    import jax.numpy as jnp
+    with np.errstate(over="ignore"):
+        x = np.asarray(values, dtype=np.float64).astype(src)
+    with jax.enable_x64(True):
+        want = np.asarray(jnp.asarray(x).astype(dtype))
+    got = K.cast(np, x, dtype)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
