@@ -16,7 +16,9 @@ becomes one call `_loop<n>(lb, ub, free...)` that runs the whole loop nest as
 a `lax.fori_loop` inside one XLA program: its body is generated here in
 *traced* form (`B = _T<k>(B, ...)` on a dict of buffers, `scf.if` as
 `_cond`, integer ops through helpers that accept traced values); the loop
-structure stays the one isl produced.
+structure stays the one isl produced. The traceable top-level launches next
+to such a loop (an RNN's `h[0]` before its steps) join it in the same XLA
+program (`region_end`): one launch for the run, not one per statement.
 """
 from __future__ import annotations
 
@@ -109,8 +111,16 @@ class _Gen:
 
     def block(self, block: ir.Block, depth: int) -> None:
         start = len(self.lines)
-        for op in block.operations:
-            self.op(op.operation, depth)
+        ops = [op.operation for op in block.operations]
+        i = 0
+        while i < len(ops):
+            end = self.region_end(ops, i) if depth == 1 and not self.tr else i
+            if end > i:
+                self.traced_region(ops[i:end], depth)
+                i = end
+                continue
+            self.op(ops[i], depth)
+            i += 1
         if len(self.lines) == start:
             self.lines.append("    " * depth + "pass")
 
@@ -265,16 +275,62 @@ class _Gen:
 
         return ok(loop) and calls > 0
 
+    def region_end(self, ops: list, i: int) -> int:
+        """The end of a traced region starting at top-level op i (i: none): the
+        longest run of traceable launches, allocations and loops that holds at
+        least one traceable loop and does not start with an allocation; a free
+        ends it (the allocations run before the region, so a value freed inside
+        would overlap those allocated after it: memory_plan.py). One XLA
+        program then runs a loop with the statements just before and after it
+        (an RNN's h[0] with its steps): one dispatch, no host-written points
+        to pack."""
+        if not self.traceable:
+            return i
+        end, loops = i, 0
+        for k in range(i, len(ops)):
+            op = ops[k]
+            if op.name == "scf.for" and self.runs_anything(op) and self.loop_traceable(op):
+                loops += 1
+            elif op.name == "arith.constant":     # no code: a literal where it is used
+                continue
+            elif op.name != "func.call":
+                break
+            else:
+                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                if callee in self.memory and self.memory[callee][0] == "free":
+                    break       # a value that dies here would live to the region's end
+                if callee not in self.memory and self.callees[callee] not in self.skip \
+                        and self.callees[callee] not in self.traceable:
+                    break
+            if not (op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in self.memory):
+                end = k + 1
+        first = ops[i]
+        if loops == 0 or (first.name == "func.call"
+                          and ir.FlatSymbolRefAttr(first.attributes["callee"]).value in self.memory):
+            return i
+        return end
+
     def traced_loop(self, op: ir.Operation, depth: int) -> None:
+        self.traced_region([op], depth)
+
+    def traced_region(self, ops: list, depth: int) -> None:
         """`_loop<n>(free...)` here; in `extra`, its jitted function `_J<n>` and
-        `_plain<n>`, the same loop in Python (run if the trace fails)."""
+        `_plain<n>`, the same statements in Python (run if the trace fails). The
+        region's store lifetimes run around it: allocations before, frees after."""
         n = len(self.loops) + 1
         self.loops.append(n)
+        memory = [o for o in ops if o.name == "func.call"
+                  and ir.FlatSymbolRefAttr(o.attributes["callee"]).value in self.memory]
+        ops = [o for o in ops if o not in memory]
+        allocs = [o for o in memory if self.memory[ir.FlatSymbolRefAttr(o.attributes["callee"]).value][0] == "alloc"]
+        for o in allocs:
+            self.op(o, depth)
         outer = self.lines
         self.lines, self.tr, self.inside, self.free, self.keys = [], True, set(), [], set()
         self.bounds_used, self.written, self.called = set(), set(), set()
         try:
-            self.op(op, 1)       # the loop itself, traced: `_B = _fori(...)`
+            for op in ops:       # the loop itself, traced: `_B = _fori(...)`, and the launches around it
+                self.op(op, 1)
             body, free, keys = self.lines, self.free, sorted(self.keys)
             # the buffers the loop writes are donated (updated in place); the rest it
             # only reads (weights...): passed as they are, kept valid for later readers
@@ -290,7 +346,8 @@ class _Gen:
         self.lines, traceable = [], self.traceable
         self.traceable = {}      # the plain twin calls the plain launchers
         try:
-            self.op(op, 1)
+            for op in ops:
+                self.op(op, 1)
             plain = self.lines
         finally:
             self.lines, self.traceable = outer, traceable
@@ -308,6 +365,9 @@ class _Gen:
              f"    _run_loop({n}, _J{n}, _KEYS{n}, _WKEYS{n}, _plain{n}, ({args}), ({params}{',' if free else ''}), "
              f"({''.join(b + ', ' for b in static)}))"]) + "\n")
         self.lines.append(f"{'    ' * depth}_loop{n}({params})")
+        for o in memory:
+            if o not in allocs:
+                self.op(o, depth)
 
 
 _KEY_NODE = re.compile(r"_(?:S|IX|EG)(\d+)")
