@@ -252,11 +252,11 @@ class Executable(StoreAllocation):
         if n in self.loop_fallbacks:
             return plain(*free)
         from .packing import pack_buffers, unpack_buffers
-        read, buffers = pack_buffers(self.ns, keys, set(written))
+        read, buffers, zeros = pack_buffers(self.ns, keys, set(written))
         counts = self._compile_counts
         traces, own = sum(counts.values()), counts.get(f"_loop{n}", 0)
         try:
-            buffers = jitted(bound_values, *args, read, buffers)
+            buffers = jitted((bound_values, zeros), *args, read, buffers)
             # kernels traced inside the loop's trace are part of its one XLA program
             self._inlined += sum(counts.values()) - traces - (counts.get(f"_loop{n}", 0) - own)
         except Exception as e:   # noqa: BLE001 - a trace JAX refuses: the loop runs in Python

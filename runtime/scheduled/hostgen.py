@@ -356,7 +356,7 @@ class _Gen:
         self.extra.append("\n".join(
             [f"def _loop{n}_fn(_bv, {args}_R, _B):",
              f"    _count_trace('_loop{n}')",
-             "    _B = {**_R, **_B}"] + body + [f"    return {{_k: _B[_k] for _k in _WKEYS{n}}}",
+             "    _B = {**_R, **_B, **_zeros(_bv[1])}"] + body + [f"    return {{_k: _B[_k] for _k in _WKEYS{n}}}",
              f"_J{n} = _jit_loop(_loop{n}_fn)",
              f"_KEYS{n} = {keys!r}",
              f"_WKEYS{n} = {written!r}",

@@ -81,14 +81,16 @@ def _axes(store) -> tuple | None:
     return None if axes == tuple(range(len(store.mods))) else axes
 
 
-def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict, dict]:
-    """(R, B) for the loop function: the buffers of the array stores, the dense
-    arrays of the point stores (the points written since the last loop
+def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict, dict, tuple]:
+    """(R, B, Z) for the loop function: the buffers of the array stores, the
+    dense arrays of the point stores (the points written since the last loop
     written in; zeros where none) and the index accumulators; B those the
-    loop writes (donated), R those it only reads. The loop's jit key is then
-    only their shapes."""
+    loop writes (donated), R those it only reads; Z, (key, shape, dtype) of
+    the point stores the loop writes that hold nothing yet: made as zeros
+    inside the loop's XLA program (`_zeros`), not sent. The loop's jit key is
+    then their shapes and Z."""
     from .stores import ArrayStore
-    read, buffers = {}, {}
+    read, buffers, zeros = {}, {}, []
     pending: list[tuple[str, object]] = []     # point stores whose dense array is made below
     for key in keys:
         out = buffers if key in written else read
@@ -108,6 +110,9 @@ def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict
             data = store.data
             if isinstance(data, DenseSlots) and not data.written:
                 out[key] = data.dense
+            elif key in written and not isinstance(data, DenseSlots) and not data:
+                caps, shape, dtype = store.layout
+                zeros.append((key, tuple(caps) + tuple(shape), dtype.str))
             else:
                 pending.append((key, store))
             continue
@@ -127,7 +132,7 @@ def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict
         if id(buf) in seen:
             buffers[key] = buf.copy()
         seen.add(id(buffers[key]))
-    return read, buffers
+    return read, buffers, tuple(zeros)
 
 
 def _whole_value(store) -> bool:

@@ -421,9 +421,17 @@ def _capswitch(n, limits: tuple, fn):
     return lax.switch(index, [functools.partial(fn, c) for c in caps])
 
 
+def _zeros(spec: tuple) -> dict:
+    """The point stores a loop writes that hold nothing yet (packing.py's Z),
+    as zeros made inside its XLA program."""
+    import jax.numpy as jnp
+    return {key: jnp.zeros(shape, dtype) for key, shape, dtype in spec}
+
+
 def _jit_loop(fn):
-    """`fn(bound_values, *free, B)` jitted: the values of the bounds its trace
-    reads static (its key, with the buffers' shapes), the buffers donated
+    """`fn((bound_values, Z), *free, R, B)` jitted: the values of the bounds
+    its trace reads and Z (the point stores it makes as zeros, `_zeros`)
+    static (its key, with the buffers' shapes), the buffers B donated
     (written in place)."""
     import jax
     return jax.jit(fn, static_argnums=0, donate_argnames="_B")
@@ -434,4 +442,4 @@ def loop_namespace() -> dict:
     return {"_and": _and, "_or": _or, "_not": _not, "_sel": _sel, "_tmin": _tmin, "_tmax": _tmax,
             "_tremsi": _tremsi, "_tdivsi": _tdivsi, "_getp": _getp, "_setp": _setp, "_branch": _branch,
             "_cond": _cond, "_pick": _pick, "_padded_get": _padded_get, "_empty_seen": _empty_seen, "_fori": _fori,
-            "_capswitch": _capswitch, "_jit_loop": _jit_loop}
+            "_capswitch": _capswitch, "_jit_loop": _jit_loop, "_zeros": _zeros}

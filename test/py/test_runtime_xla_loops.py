@@ -87,6 +87,23 @@ def test_a_point_store_of_one_slot_packs_as_the_value_itself():
         assert tuple(value.shape) == tuple(store.layout[1])
 
 
+def test_point_stores_a_loop_writes_first_are_made_inside_it(monkeypatch):
+    """The point stores an XLA loop writes before anything else does are zeros
+    made inside its program (packing.py's Z): nothing is packed and sent for
+    them. The RNN's h[0] and steps (one traced region) pack no point store."""
+    from tidal.runtime.scheduled import packing
+    packed = []
+    real = packing._pack_points
+    monkeypatch.setattr(packing, "_pack_points", lambda stores: (packed.extend(stores), real(stores))[1])
+    p = rnn()
+    exe = p.compile(backend="jax")
+    for T in (5, 9):
+        x, W = RNG.standard_normal((T, 4)).astype(np.float32), RNG.standard_normal((4, 4)).astype(np.float32) * 0.5
+        np.testing.assert_allclose(exe.run(bounds={"T": T}, inputs={"x": x, "W": W})["h"], rnn_numpy(x, W),
+                                   rtol=1e-5, atol=1e-6)
+    assert packed == [] and stats(exe)["launches"] == 1
+
+
 def test_store_positions_are_one_int32_index_each_with_no_wraparound():
     """slice_at / update_at (a store's reads and writes inside kernels and loops):
     one dynamic_slice / dynamic_update_slice on int32 positions, whatever the
