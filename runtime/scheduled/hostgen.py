@@ -41,6 +41,12 @@ _ARITH = set(_BIN) | set(_CALLS) | {"arith.cmpi", "arith.xori", "arith.select", 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+# launches a traced region takes besides its loops (the statements next to a
+# loop): a few small ones save their dispatches; a model's whole weight
+# preparation (a decode's 60 statements) made its XLA program 180 MB larger
+# at peak RSS and 1.2 s longer to compile
+REGION_LAUNCHES = 8
+
 
 def _calls(block: ir.Block):
     """The func.call ops of a block, nested regions included."""
@@ -276,39 +282,42 @@ class _Gen:
         return ok(loop) and calls > 0
 
     def region_end(self, ops: list, i: int) -> int:
-        """The end of a traced region starting at top-level op i (i: none): the
-        longest run of traceable launches, allocations and loops that holds at
-        least one traceable loop and does not start with an allocation; a free
-        ends it (the allocations run before the region, so a value freed inside
-        would overlap those allocated after it: memory_plan.py). One XLA
-        program then runs a loop with the statements just before and after it
-        (an RNN's h[0] with its steps): one dispatch, no host-written points
-        to pack."""
-        if not self.traceable:
+        """The end of a traced region starting at top-level op i (i: none): a
+        run of traceable launches, allocations and loops that holds at least
+        one traceable loop, at most REGION_LAUNCHES launches besides its loops,
+        and does not start with an allocation; a free ends it (the allocations
+        run before the region, so a value freed inside would overlap those
+        allocated after it: memory_plan.py). One XLA program then runs a loop
+        with the statements just before and after it (an RNN's h[0] with its
+        steps): one dispatch, no host-written points to pack."""
+        first = ops[i]
+        if not self.traceable or (first.name == "func.call" and
+                                  ir.FlatSymbolRefAttr(first.attributes["callee"]).value in self.memory):
             return i
-        end, loops = i, 0
+        end, loops, launches = i, 0, 0
         for k in range(i, len(ops)):
             op = ops[k]
+            if op.name == "arith.constant":     # no code: a literal where it is used
+                continue
             if op.name == "scf.for" and self.runs_anything(op) and self.loop_traceable(op):
                 loops += 1
-            elif op.name == "arith.constant":     # no code: a literal where it is used
-                continue
-            elif op.name != "func.call":
-                break
-            else:
-                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-                if callee in self.memory and self.memory[callee][0] == "free":
-                    break       # a value that dies here would live to the region's end
-                if callee not in self.memory and self.callees[callee] not in self.skip \
-                        and self.callees[callee] not in self.traceable:
-                    break
-            if not (op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in self.memory):
                 end = k + 1
-        first = ops[i]
-        if loops == 0 or (first.name == "func.call"
-                          and ir.FlatSymbolRefAttr(first.attributes["callee"]).value in self.memory):
-            return i
-        return end
+                continue
+            if op.name != "func.call":
+                break
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if callee in self.memory:
+                if self.memory[callee][0] == "free":
+                    break       # a value that dies here would live to the region's end
+                continue
+            index = self.callees[callee]
+            if index in self.skip:
+                continue
+            if index not in self.traceable or launches == REGION_LAUNCHES:
+                break
+            launches += 1
+            end = k + 1
+        return end if loops else i
 
     def traced_loop(self, op: ir.Operation, depth: int) -> None:
         self.traced_region([op], depth)
