@@ -325,13 +325,12 @@ class _Gen:
     def traced_region(self, ops: list, depth: int) -> None:
         """`_loop<n>(free...)` here; in `extra`, its jitted function `_J<n>` and
         `_plain<n>`, the same statements in Python (run if the trace fails). The
-        region's store lifetimes run around it: allocations before, frees after."""
+        region's allocations run before it (it holds no frees: `region_end`)."""
         n = len(self.loops) + 1
         self.loops.append(n)
-        memory = [o for o in ops if o.name == "func.call"
+        allocs = [o for o in ops if o.name == "func.call"
                   and ir.FlatSymbolRefAttr(o.attributes["callee"]).value in self.memory]
-        ops = [o for o in ops if o not in memory]
-        allocs = [o for o in memory if self.memory[ir.FlatSymbolRefAttr(o.attributes["callee"]).value][0] == "alloc"]
+        ops = [o for o in ops if o not in allocs]
         for o in allocs:
             self.op(o, depth)
         outer = self.lines
@@ -374,9 +373,6 @@ class _Gen:
              f"    _run_loop({n}, _J{n}, _KEYS{n}, _WKEYS{n}, _plain{n}, ({args}), ({params}{',' if free else ''}), "
              f"({''.join(b + ', ' for b in static)}))"]) + "\n")
         self.lines.append(f"{'    ' * depth}_loop{n}({params})")
-        for o in memory:
-            if o not in allocs:
-                self.op(o, depth)
 
 
 _KEY_NODE = re.compile(r"_(?:S|IX|EG)(\d+)")
