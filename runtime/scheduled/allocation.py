@@ -280,16 +280,12 @@ def _identity(xs):
     return xs
 
 
-@functools.cache
-def _zeroing():
-    import jax
-    import jax.numpy as jnp
-    return jax.jit(jnp.zeros_like, donate_argnums=0)
-
-
 def _zeros_in_place(buf):
     """Zeros in `buf`'s memory (donated: XLA writes the zeros where it was)."""
-    return _zeroing()(buf)
+    import jax.numpy as jnp
+
+    from .jax_backend import helper_jit
+    return helper_jit(jnp.zeros_like, donate_argnums=(0,))(buf)
 
 
 def _pad_on_device(value, shape: tuple):

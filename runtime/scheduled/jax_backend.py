@@ -234,11 +234,11 @@ def mask_identity(opdef: OpDef) -> object | None:
 # dtypes of the arguments are jax.jit's own cache key, so no entry can serve
 # another layout.
 @functools.cache
-def helper_jit(fn, static_argnums: tuple = ()):
+def helper_jit(fn, static_argnums: tuple = (), donate_argnums: tuple = ()):
     """`jax.jit(fn)`, made once a process: the runtime's own small helpers
     (packing, uploads, device zeros; one dispatch where eager JAX or
     `jax.device_put` costs several), not a program's kernels."""
-    return jax.jit(fn, static_argnums=static_argnums)
+    return jax.jit(fn, static_argnums=static_argnums, donate_argnums=donate_argnums)
 
 
 _WRITERS: dict = {}

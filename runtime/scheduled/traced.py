@@ -268,8 +268,8 @@ def _positions(starts, ndim: int) -> list:
     holds fewer than 2**31 elements): lax wants one integer type, and the
     positions come as Python ints, int64 loop counters and int32 values."""
     import jax.numpy as jnp
-    out = [s if isinstance(s, (int, np.integer)) else jnp.asarray(s).astype(jnp.int32) for s in starts]
-    return [jnp.int32(s) if isinstance(s, (int, np.integer)) else s for s in out] + [jnp.int32(0)] * (ndim - len(out))
+    out = [jnp.int32(s) if isinstance(s, (int, np.integer)) else jnp.asarray(s).astype(jnp.int32) for s in starts]
+    return out + [jnp.int32(0)] * (ndim - len(out))
 
 
 def _getp(buf, slot: tuple):
