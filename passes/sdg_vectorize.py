@@ -66,6 +66,7 @@ ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
 # ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis)
 AXIS_OPS = {"sdg.scan", "sdg.squeeze", "sdg.unsqueeze", "sdg.flip", "sdg.slice", "sdg.take", "sdg.concat",
             "sdg.pad"}
+STEP_ATTRS = ("start", "before", "after")    # symbolic attributes that must not vary with the step
 VECTORIZABLE = ELEMENTWISE | AXIS_OPS | {"sdg.reduce", "sdg.matmul", "sdg.permute", "sdg.reshape",
                                          "sdg.expand"}
 
@@ -199,6 +200,8 @@ class _Plan:
                 return False
             if self.batched(src) and any(":" in c for c in dep[:g.domain[src].index(step)]):
                 return False   # the block read would put T after that slice's axis
+        if any(a in o.attributes and _mentions(expr_text(o.attributes[a]), step) for a in STEP_ATTRS):
+            return False   # a slice start or padding that varies with the step: no one batched op
         if o.name == "sdg.take" and _mentions(str(o.attributes["index"]), step) and not self._gather_all(k):
             return False
         if o.name == "sdg.concat" and not all(self.batched(s) for s, _ in g.reads[k]):

@@ -141,3 +141,18 @@ sdg.graph @strided dims [i < I, t < T] {
   %s = sdg.reduce sum [0] %m[0:I] domain [] : (!v2) -> !v2
   sdg.output "s" %s[] domain [] : !v2
 }
+
+// -----
+
+// Refused: a pad whose padding varies with the step (a stacked layer dim l pads
+// min(l, 2) rows before: no one batched pad does that; found by the stack test once
+// sdg-simplify had bypassed the ops around it). The reduction over all of l stays.
+// CHECK-LABEL: sdg.graph @step_padding
+// CHECK: sdg.pad 0 <min(l, 2)> <max(0, -l + 2)> value 0.000000e+00 %{{.*}}[l] domain [l]
+// CHECK: sdg.reduce sum [0] %{{.*}}[0:L] domain []
+sdg.graph @step_padding dims [l < L] {
+  %x = sdg.input "x" domain [l] : !tidal.tensor<[1, 3], f32>
+  %p = sdg.pad 0 <min(l, 2)> <max(0, -l + 2)> value 0.000000e+00 %x[l] domain [l] : (!tidal.tensor<[1, 3], f32>) -> !tidal.tensor<[3, 3], f32>
+  %s = sdg.reduce sum [0] %p[0:L] domain [] : (!tidal.tensor<[3, 3], f32>) -> !tidal.tensor<[3, 3], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[3, 3], f32>
+}
