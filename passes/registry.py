@@ -27,6 +27,7 @@ _TABLE: dict[str, str] = {
     "sdg-fuse": "tidal.passes.sdg_fuse:SdgFuse",
     "sdg-lift": "tidal.passes.sdg_lift:SdgLift",
     "sdg-reassociate": "tidal.passes.sdg_reassociate:SdgReassociate",
+    "sdg-simplify": "tidal.passes.sdg_simplify:SdgSimplify",
     "sdg-vectorize": "tidal.passes.sdg_vectorize:SdgVectorize",
     "sdg-inline-islands": "tidal.passes.sdg_inline_islands:SdgInlineIslands",
     "sdg-lower-to-scf": "tidal.lowering.sdg_lower_to_scf:SdgLowerToScf",

@@ -30,8 +30,10 @@ from .errors import TidalError
 __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 
 # sdg passes every compile runs after rt-to-sdg (pipeline elements, with options):
-# dead code goes first; upstream CSE then merges ops equal in kind, operands
-# and dependences (a decode's per-layer copies of `t` cast to f32, its RoPE
+# dead code goes first; sdg-simplify drops merge branches that never hold,
+# bypasses identity ops and hoists ops out of dims they do not use; upstream
+# CSE then merges ops equal in kind, operands and dependences (hoisting makes
+# more of them equal) (a decode's per-layer copies of `t` cast to f32, its RoPE
 # tables); matmul chains are reassociated while every op still runs per point
 # (its cost model sums per-point costs); lifting then replaces window
 # reductions and scans by whole-range scans, which removes the window reads
@@ -39,7 +41,7 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # of it become one batched op: a learner's backward pass after the episode),
 # before fusion, so that the batched ops fuse; fusion last, so that it groups
 # what is left.
-DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "cse", "sdg-reassociate", "sdg-lift", "sdg-vectorize", "sdg-fuse")
+DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-simplify", "cse", "sdg-reassociate", "sdg-lift", "sdg-vectorize", "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:

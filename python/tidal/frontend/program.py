@@ -265,8 +265,8 @@ class Program:
         "reference" uses the reference interpreter (slow, obviously correct).
         passes: the sdg passes run after rt-to-sdg (pipeline elements, e.g.
         ["sdg-dce"] for no fusion; default
-        tidal.frontend.compile_pipeline.DEFAULT_SDG_PASSES: sdg-dce, cse, sdg-reassociate, sdg-lift,
-        sdg-vectorize, sdg-fuse).
+        tidal.frontend.compile_pipeline.DEFAULT_SDG_PASSES: sdg-dce, sdg-simplify, cse, sdg-reassociate,
+        sdg-lift, sdg-vectorize, sdg-fuse).
         dump: a directory that gets every compile stage as a numbered file and
         an index.json (or set TIDAL_DUMP). timings: print the stages' times
         (or TIDAL_TIMINGS=1). progress: print each stage as it starts (or
