@@ -66,15 +66,16 @@ class StoreAllocation:
                                   f"expected {expected}")
         if store.xp is np:
             store.buf = given
-        else:
+        elif getattr(self, "device_memory", None) is None:
+            store.buf = given          # sent and padded to the store's capacity on the device (_upload)
+            self._uploads.append(store)
+            self._counts[3] += 1
+        else:                          # under a budget: on the host until used, at its capacity
             buf = given
-            if tuple(store.caps) != tuple(extents):   # padded to the store's capacity
+            if tuple(store.caps) != tuple(extents):
                 buf = np.zeros(tuple(store.caps) + tuple(shape), dtype=dtype)
                 buf[tuple(slice(0, e) for e in extents)] = given
             store.buf = buf
-            if getattr(self, "device_memory", None) is None:   # under a budget: on the host until used
-                self._uploads.append(store)
-                self._counts[3] += 1
 
     def _padded_shape(self, texts, axis: int, bounds: dict):
         """The shape a padded value is packed at in an XLA loop: its varying
@@ -173,9 +174,11 @@ class StoreAllocation:
         budget = getattr(self, "device_memory", None) is not None   # every store starts on the host
         # an input's buffer is replaced by the loaded value (_load_input): never sent zeros
         storage = None if budget else self.mem_plan.storage_of.get((k, r))
+        zeros = None if storage is None else functools.partial(self._from_storage, storage, xp)
+        if node.name == "sdg.input" and not budget:
+            zeros = _no_buffer     # _load_input gives it the input's value: no zeros to fill first
         store = make_store(plan, extents, shape, dtype, xp, pow2=xp is not np,
-                           host=budget or node.name == "sdg.input",
-                           zeros=None if storage is None else functools.partial(self._from_storage, storage, xp))
+                           host=budget or (node.name == "sdg.input" and zeros is None), zeros=zeros)
         # slots of a packed point store (traced.py): block axes at the power of two, as
         # array stores, so a loop compiles once per capacity, not per extent
         # (no ring axes of size 1: stores.dense_axes)
@@ -266,18 +269,24 @@ class StoreAllocation:
 
 
 def _upload(stores: list) -> None:
-    """The host buffers of `stores` to the device, in one call (a jitted
-    identity: one dispatch for all, where `jax.device_put` costs about
-    0.1 ms an array)."""
+    """The host buffers of `stores` to the device, each padded with zeros to
+    its store's capacity there, in one call (one jitted dispatch for all, where
+    `jax.device_put` costs about 0.1 ms an array; no host buffer of the
+    capacity to fill first)."""
     if not stores:
         return
     from .jax_backend import helper_jit
-    for store, buf in zip(stores, helper_jit(_identity)([store.buf for store in stores])):
+    shapes = tuple(tuple(store.caps) + tuple(store.shape) for store in stores)
+    for store, buf in zip(stores, helper_jit(_padded_all, (1,))([store.buf for store in stores], shapes)):
         store.buf = buf
 
 
-def _identity(xs):
-    return xs
+def _padded_all(xs, shapes: tuple):
+    return [x if tuple(x.shape) == shape else _padded(x, shape) for x, shape in zip(xs, shapes)]
+
+
+def _no_buffer(shape: tuple, dtype) -> None:
+    return None
 
 
 def _zeros_in_place(buf):
