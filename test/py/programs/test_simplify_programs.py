@@ -107,3 +107,23 @@ def test_reachable_branches_agree_with_enumeration(conds):
                 covered = False
     assert set(keep) == first_true, (conds, keep, first_true)
     assert covers == covered, (conds, covers, covered)
+
+
+def test_hoisted_values_read_by_outputs_over_more_dims():
+    """ones over (i, t) times 2 folds to a splat and leaves both dims; b * 1 is b;
+    the sums then run over i only, and the outputs over (i, t) read them at i."""
+    with td.Program() as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        b = td.input("b", shape=(4,), domain=(i,))
+        p.output("y", td.ones(4, domain=(i, t)) * 2.0 + b * 1.0)
+        p.output("z", td.exp(b) * td.ones(4, domain=(i, t)))
+    simplified = p.compile(backend="numpy").stages["sdg-simplify"]
+    assert "sdg.full 2.000000e+00 domain [] " in simplified
+    assert "sdg.binary add %1[], %0[i] domain [i] " in simplified
+    b_value = np.random.default_rng(3).random((3, 4)).astype(np.float32)
+    for backend in ("reference", "numpy", "jax"):
+        out = p.compile(backend=backend).run({"I": 3, "T": 5}, {"b": b_value})
+        np.testing.assert_allclose(np.asarray(out["y"]), np.broadcast_to((2.0 + b_value)[:, None], (3, 5, 4)),
+                                   rtol=1e-6, err_msg=backend)
+        np.testing.assert_allclose(np.asarray(out["z"]), np.broadcast_to(np.exp(b_value)[:, None], (3, 5, 4)),
+                                   rtol=1e-6, err_msg=backend)
