@@ -69,4 +69,4 @@ class SdgSchedule(ModulePass):
                 raise PassFailure(e.message, e.op or graph_op) from None
             except ScheduleError as e:
                 raise PassFailure(str(e), culprit(graph, e)) from None
-            graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text())
+            graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text(), context=graph_op.context)

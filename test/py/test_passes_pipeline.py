@@ -197,3 +197,13 @@ def test_top_level_pieces_respects_quotes_and_brackets():
     assert top_level_pieces("x=1  y='a b'", str.isspace) == [(0, "x=1"), (5, "y='a b'")]
     with pytest.raises(ValueError):
         top_level_pieces("a, (b", lambda ch: ch == ",")
+
+
+def test_every_registered_sdg_pass_runs_without_a_default_context():
+    """A pipeline run outside `with context:` (a script calling run_pipeline on a
+    parsed module): every pass creates its attributes in the module's context
+    (sdg-schedule once made its schedule attribute without one and failed)."""
+    module = ir.Module.parse(ARITH.split("}\n", 1)[1], make_context())
+    run_pipeline(module, "sdg-dce,sdg-simplify,cse,sdg-reassociate,sdg-lift,sdg-vectorize,sdg-fuse,"
+                         "sdg-schedule,sdg-lower-to-scf")
+    assert "func.func" in str(module) and "scf.for" in str(module)
