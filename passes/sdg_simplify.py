@@ -131,9 +131,9 @@ class _Round:
     """One pass over the ops of a graph with a view of its reads; rewrites in place
     until one changes the op list itself (then the caller builds a new view)."""
 
-    def __init__(self, graph: ir.Operation, enabled: set[str], counts: dict[str, int], reachable: dict):
+    def __init__(self, graph: ir.Operation, enabled: set[str], counts: dict[str, int], memo: dict):
         self.enabled, self.counts = enabled, counts
-        self.reachable = reachable   # memo shared by the rounds: merge reachability, uses of steps
+        self.memo = memo   # shared by the rounds: merge reachability, uses of steps
         steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
         bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["bounds"])]
         self.dims = {s: Dim(s, bound=b) for s, b in zip(steps, bounds)}
@@ -305,9 +305,9 @@ class _Round:
         conds = [expr_text(c) for c in ir.ArrayAttr(o.attributes["conds"])]
         domain = self.domain(k)
         key = (tuple(domain), tuple(conds))
-        if key not in self.reachable:      # isl, once per distinct merge in the pass
-            self.reachable[key] = _reachable(conds, [self.dims[d] for d in domain], self.expr)
-        keep, covers = self.reachable[key]
+        if key not in self.memo:      # isl, once per distinct merge in the pass
+            self.memo[key] = _reachable(conds, [self.dims[d] for d in domain], self.expr)
+        keep, covers = self.memo[key]
         if len(keep) < len(conds):
             self._rebuild_merge(k, keep)
             self.counts["branches_dropped"] += len(conds) - len(keep)
@@ -368,10 +368,10 @@ class _Round:
 
     def _uses(self, text: str, step: str) -> bool:
         key = (text, step)
-        if key not in self.reachable:     # the pass's memo (a word test first: parsing costs)
-            self.reachable[key] = text == step or (re.search(rf"\b{re.escape(step)}\b", text) is not None
+        if key not in self.memo:     # the pass's memo (a word test first: parsing costs)
+            self.memo[key] = text == step or (re.search(rf"\b{re.escape(step)}\b", text) is not None
                                                    and _mentions(text, step))
-        return self.reachable[key]
+        return self.memo[key]
 
     # ---- fold -----------------------------------------------------------------------------------
 
@@ -452,8 +452,8 @@ class SdgSimplify(ModulePass):
         for graph in ops_named(op, "sdg.graph"):
             if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
                 raise PassFailure("sdg-simplify expects an sdg.graph with one block", graph)
-            reachable: dict = {}
+            memo: dict = {}
             with graph.context:
                 for _ in range(MAX_ROUNDS):
-                    if not _Round(graph, set(self.rewrites), self.counts, reachable).run():
+                    if not _Round(graph, set(self.rewrites), self.counts, memo).run():
                         break
