@@ -385,8 +385,8 @@ class _Round:
             value = _apply(_kind(o), [_splat(o.operands[0])], tensor_element_type(out))
         elif o.name == "sdg.binary" and _kind(o) in ("add", "sub", "mul", "max", "min"):
             value = _apply(_kind(o), [_splat(v) for v in o.operands], tensor_element_type(out))
-        if value is None or isinstance(value, bool) and tensor_element_type(out) != "i1" \
-                or abs(float(value)) >= EXACT_INT:
+        integer = tensor_element_type(out)[0] in "iu"
+        if value is None or (integer and abs(float(value)) >= EXACT_INT):   # not exact as sdg.full's f64
             return False
         with o.context, o.location, ir.InsertionPoint(o):
             full = ir.Operation.create("sdg.full", results=[out], operands=[],

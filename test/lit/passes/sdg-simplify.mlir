@@ -66,18 +66,30 @@ sdg.graph @branches dims [t < T] {
 
 // -----
 
-// Folding: an expand of a splat is a splat of the expanded shape; 2 + 3 in f32 is 5.
+// Folding: an expand of a splat is a splat of the expanded shape (a -inf mask too);
+// 2 + 3 in f32 is 5. Refused: an i64 splat that sdg.full's f64 value cannot hold exactly.
 // CHECK-LABEL: sdg.graph @fold
-// CHECK-DAG: sdg.full 5.000000e+00 domain [] : !tidal.tensor<[], f32>
-// CHECK-DAG: sdg.full 2.000000e+00 domain [] : !tidal.tensor<[T, 4], f32>
-// CHECK-NOT: sdg.expand
+// CHECK-DAG: %[[FIVE:.*]] = sdg.full 5.000000e+00 domain [] : !tidal.tensor<[], f32>
+// CHECK-DAG: %[[E:.*]] = sdg.full 2.000000e+00 domain [] : !tidal.tensor<[T, 4], f32>
+// CHECK-DAG: %[[MASK:.*]] = sdg.full 0xFFF0000000000000 domain [] : !tidal.tensor<[4], f32>
+// CHECK-DAG: %[[BIG:.*]] = sdg.expand %{{.*}}[] domain [] : (!tidal.tensor<[], i64>) -> !tidal.tensor<[4], i64>
+// CHECK: sdg.output "five" %[[FIVE]][]
+// CHECK: sdg.output "e" %[[E]][]
+// CHECK: sdg.output "mask" %[[MASK]][]
+// CHECK: sdg.output "bigs" %[[BIG]][]
 sdg.graph @fold dims [t < T] {
   %two = sdg.constant dense<2.0> : tensor<f32> domain [] : !tidal.tensor<[], f32>
   %three = sdg.full 3.0 domain [] : !tidal.tensor<[], f32>
   %five = sdg.binary add %two[], %three[] domain [] : (!tidal.tensor<[], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[], f32>
   %e = sdg.expand %two[] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[T, 4], f32>
+  %ninf = sdg.full 0xFFF0000000000000 domain [] : !tidal.tensor<[], f32>
+  %mask = sdg.expand %ninf[] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[4], f32>
+  %big = sdg.constant dense<9007199254740993> : tensor<i64> domain [] : !tidal.tensor<[], i64>
+  %bigs = sdg.expand %big[] domain [] : (!tidal.tensor<[], i64>) -> !tidal.tensor<[4], i64>
   sdg.output "five" %five[] domain [] : !tidal.tensor<[], f32>
   sdg.output "e" %e[] domain [] : !tidal.tensor<[T, 4], f32>
+  sdg.output "mask" %mask[] domain [] : !tidal.tensor<[4], f32>
+  sdg.output "bigs" %bigs[] domain [] : !tidal.tensor<[4], i64>
 }
 
 // -----
