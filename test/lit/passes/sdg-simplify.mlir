@@ -122,3 +122,16 @@ sdg.graph @refused dims [t < T] {
   sdg.output "r" %r[t] domain [t] : !tidal.tensor<[2, 2], f32>
   sdg.output "m" %m[t] domain [t] : !tidal.tensor<[4], f32>
 }
+
+// -----
+
+// A condition isl cannot express (t * t) counts as reachable and covers nothing:
+// the branch after it (t eq 0, covered in fact: 0 < T) is kept, and so is the merge.
+// CHECK-LABEL: sdg.graph @nonaffine
+// CHECK: sdg.merge %{{.*}}[t] if <t * t lt T>, %{{.*}}[t] if <t eq 0>, %{{.*}}[t] if <true> domain [t]
+sdg.graph @nonaffine dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %y = sdg.input "y" domain [t] : !tidal.tensor<[4], f32>
+  %m = sdg.merge %x[t] if <t * t lt T>, %y[t] if <t eq 0>, %x[t] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  sdg.output "m" %m[t] domain [t] : !tidal.tensor<[4], f32>
+}
