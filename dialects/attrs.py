@@ -90,6 +90,28 @@ def expr_text(attr: ir.Attribute) -> str:
     return _strip(str(attr), _EXPR_PREFIX, "#tidal.expr attribute")
 
 
+def derived_bounds(graph_op) -> dict[str, str]:
+    """{bound: expression text} of a graph's bounds derived from the others
+    (`n < N = (T + 63) floordiv 64`, made by sdg-tile); {} when runs give all."""
+    op = getattr(graph_op, "operation", graph_op)
+    if "derived" not in op.attributes:
+        return {}
+    texts = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["derived"])]
+    bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["bounds"])]
+    return {b: t for b, t in zip(bounds, texts) if t}
+
+
+def with_derived(bounds: dict, derived: dict[str, str]) -> dict:
+    """`bounds` (the given ones, {name: int}) plus the derived ones computed."""
+    if not derived:
+        return dict(bounds)
+    from tidal.symbolic import evaluate, parse
+    out = dict(bounds)
+    for name, text in derived.items():
+        out[name] = int(evaluate(parse(text), bounds))
+    return out
+
+
 def is_tensor_type(t: ir.Type) -> bool:
     return str(t).startswith(_TENSOR_PREFIX)
 

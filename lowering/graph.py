@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from tidal.dialects import ops_named
-from tidal.dialects.attrs import (expr_text, index_components, is_tensor_type, tensor_element_type,
+from tidal.dialects.attrs import (derived_bounds, expr_text, index_components, is_tensor_type, tensor_element_type,
                                   tensor_shape)
 from tidal.passes.base import OpError
 from tidal.passes.sccs import strongly_connected
@@ -84,6 +84,7 @@ class Graph:
     dims: list[Dim]
     nodes: list[Node]
     op: ir.Operation = field(repr=False, compare=False, default=None)
+    derived: dict[str, str] = field(default_factory=dict)   # bound -> expression text (sdg-tile)
 
     @property
     def steps(self) -> list[str]:
@@ -278,4 +279,4 @@ def read_graph(graph_op) -> Graph:
         if op.name == "sdg.island":   # "%4 = sdg.island (matmul, binary add, unary tanh)"
             attrs["kind_name"] = "(" + ", ".join(inner.kind for inner in read_island(node).ops) + ")"
         nodes.append(node)
-    return Graph(name, dims, nodes, graph_op)
+    return Graph(name, dims, nodes, graph_op, derived_bounds(graph_op))

@@ -101,6 +101,9 @@ class Polyhedral:
         bounds = [isl_name(b) for b in graph.bounds]
         self.params = isl.Set.read_from_str(self.ctx, f"[{', '.join(bounds)}] -> {{ : }}").get_space()
         self.context = self._set(f"[{', '.join(bounds)}] -> {{ : {' and '.join(f'{b} >= 1' for b in bounds) or '0 = 0'} }}")
+        for name, text in graph.derived.items():   # a tile count: N = (T + 63) // 64
+            tie = domain_set([], parse(f"{name} == ({text})"), ctx=self.ctx)
+            self.context = self.context.intersect_params(tie.params().align_params(self.params))
         self.fixed = dict(fixed or {})
         self.full: dict[int, isl.Set] = {}
         self.regions: dict[int, list[isl.Set]] = {}   # merge: first-true region of each branch

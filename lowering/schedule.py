@@ -40,6 +40,7 @@ from typing import Mapping
 
 import islpy as isl
 
+from tidal.dialects.attrs import with_derived
 from tidal.symbolic.isl_bridge import isl_name, points
 
 from .dependence_check import first_violated, first_violated_pairwise
@@ -419,8 +420,7 @@ def _requirements(graph: Graph, poly: Polyhedral, domains: dict) -> list[Require
         ok_all = ok_all.intersect(ok)
     if requirements:
         at_least_2 = poly.context
-        for name in [poly.params.get_dim_name(isl.dim_type.param, i)
-                     for i in range(poly.params.dim(isl.dim_type.param))]:
+        for name in [isl_name(b) for b in graph.bounds if b not in graph.derived]:
             at_least_2 = at_least_2.intersect(poly._set(f"[{name}] -> {{ : {name} >= 2 }}"))
         if ok_all.intersect(at_least_2).is_empty():
             witness = _param_point(at_least_2.subtract(ok_all))
@@ -491,7 +491,8 @@ def _invalid_points_error(graph: Graph, nodes: list[int], witness: dict | None =
     leads outside a domain."""
     required = [n.index for n in graph.nodes if n.name in _REQUIRED] + list(nodes)
     candidates = [witness] if witness else []
-    candidates += [{b: value for b in graph.bounds} for value in (2, 3, 4, 6, 8, 12)]
+    candidates += [with_derived({b: value for b in graph.bounds if b not in graph.derived}, graph.derived)
+                   for value in (2, 3, 4, 6, 8, 12)]
     for fixed in candidates:
         poly = Polyhedral(graph, fixed=fixed)
         valid = poly.valid_domains(max_updates=10 ** 6)

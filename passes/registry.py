@@ -28,6 +28,7 @@ _TABLE: dict[str, str] = {
     "sdg-lift": "tidal.passes.sdg_lift:SdgLift",
     "sdg-reassociate": "tidal.passes.sdg_reassociate:SdgReassociate",
     "sdg-simplify": "tidal.passes.sdg_simplify:SdgSimplify",
+    "sdg-tile": "tidal.passes.sdg_tile:SdgTile",
     "sdg-vectorize": "tidal.passes.sdg_vectorize:SdgVectorize",
     "sdg-inline-islands": "tidal.passes.sdg_inline_islands:SdgInlineIslands",
     "sdg-lower-to-scf": "tidal.lowering.sdg_lower_to_scf:SdgLowerToScf",

@@ -44,6 +44,7 @@ import numpy as np
 from mlir import ir
 
 from tidal.dialects import make_context, ops_named
+from tidal.dialects.attrs import derived_bounds
 from tidal.passes.rt_to_sdg import rt_to_sdg
 from tidal.passes.sdg_inline_islands import inline_islands
 
@@ -128,7 +129,7 @@ def _load(root: ir.Operation, graph: str | None, copy: bool, inline: bool) -> tu
 def _check_bounds(graph: ir.Operation, bounds: dict[str, int]) -> dict[str, int]:
     names = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["bounds"])]
     try:
-        return check_bounds(names, bounds)
+        return check_bounds(names, bounds, derived_bounds(graph))
     except ValueError as e:
         raise EvaluationError(str(e)) from None
 

@@ -25,6 +25,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from tidal.dialects.attrs import with_derived
+
 __all__ = ["INT64_MAX", "check_bound", "check_bounds", "cast_exact", "check_udf_result", "check_footprint",
            "memory_limit", "format_bytes"]
 
@@ -43,16 +45,25 @@ def check_bound(name: str, value: Any) -> int:
     return value
 
 
-def check_bounds(names: Sequence[str], bounds: dict) -> dict[str, int]:
+def check_bounds(names: Sequence[str], bounds: dict, derived: dict | None = None) -> dict[str, int]:
     """{name: int} for every bound in `names` (a graph's), or ValueError for an
-    unknown, missing or invalid one."""
+    unknown, missing or invalid one. `derived` ({name: expression text over
+    the other bounds}, sdg-tile's tile counts) are computed, not given."""
+    derived = derived or {}
+    given = [n for n in names if n not in derived]
+    for name in sorted(set(bounds) & set(derived)):
+        raise ValueError(f"bound '{name}' is derived ({name} = {derived[name]}), not given by a run; "
+                         "leave it out")
     unknown = sorted(set(bounds) - set(names))
     if unknown:
-        raise ValueError(f"unknown bound '{unknown[0]}' (the graph's bounds: {', '.join(names)})")
-    missing = [n for n in names if n not in bounds]
+        raise ValueError(f"unknown bound '{unknown[0]}' (the graph's bounds: {', '.join(given)})")
+    missing = [n for n in given if n not in bounds]
     if missing:
         raise ValueError(f"no value for bound '{missing[0]}'")
-    return {name: check_bound(name, bounds[name]) for name in names}
+    out = with_derived({name: check_bound(name, bounds[name]) for name in given}, derived)
+    for name in derived:
+        check_bound(name, out[name])
+    return {name: out[name] for name in names}
 
 
 def _describe(arr: np.ndarray) -> str:

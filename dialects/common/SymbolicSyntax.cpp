@@ -406,13 +406,48 @@ ParseResult parseDims(OpAsmParser &p, ArrayAttr &steps, ArrayAttr &bounds) {
   return success();
 }
 
-void printDims(OpAsmPrinter &p, Operation *, ArrayAttr steps, ArrayAttr bounds) {
+void printDims(OpAsmPrinter &p, Operation *op, ArrayAttr steps, ArrayAttr bounds) {
+  printDims(p, op, steps, bounds, ArrayAttr());
+}
+
+ParseResult parseDims(OpAsmParser &p, ArrayAttr &steps, ArrayAttr &bounds, ArrayAttr &derived) {
+  SmallVector<Attribute> s, b, d;
+  bool any = false;
+  auto one = [&]() -> ParseResult {
+    StringRef step, bound;
+    if (p.parseKeyword(&step) || p.parseLess() || p.parseKeyword(&bound))
+      return failure();
+    std::string text;
+    if (succeeded(p.parseOptionalEqual())) {
+      if (parseSymExprText(p, text))
+        return failure();
+      any = true;
+    }
+    s.push_back(p.getBuilder().getStringAttr(step));
+    b.push_back(p.getBuilder().getStringAttr(bound));
+    d.push_back(p.getBuilder().getStringAttr(text));
+    return success();
+  };
+  if (p.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, one))
+    return failure();
+  steps = p.getBuilder().getArrayAttr(s);
+  bounds = p.getBuilder().getArrayAttr(b);
+  derived = p.getBuilder().getArrayAttr(any ? d : SmallVector<Attribute>());
+  return success();
+}
+
+void printDims(OpAsmPrinter &p, Operation *, ArrayAttr steps, ArrayAttr bounds, ArrayAttr derived) {
   p << '[';
   for (size_t i = 0; i < steps.size(); ++i) {
     if (i)
       p << ", ";
     p << llvm::cast<StringAttr>(steps[i]).getValue() << " < "
       << llvm::cast<StringAttr>(bounds[i]).getValue();
+    if (derived && i < derived.size()) {
+      StringRef text = llvm::cast<StringAttr>(derived[i]).getValue();
+      if (!text.empty())
+        p << " = " << text;
+    }
   }
   p << ']';
 }

@@ -60,6 +60,13 @@ void printIndexedOperand(mlir::OpAsmPrinter &p, mlir::Operation *op, mlir::Value
 mlir::ParseResult parseDims(mlir::OpAsmParser &p, mlir::ArrayAttr &steps, mlir::ArrayAttr &bounds);
 void printDims(mlir::OpAsmPrinter &p, mlir::Operation *op, mlir::ArrayAttr steps,
                mlir::ArrayAttr bounds);
+// sdg.graph's dims: a bound may be derived from the others, `n < N = (T + 63) floordiv 64`
+// (what sdg-tile makes); `derived` holds one text per dim ("" for a bound the run gives),
+// or none at all.
+mlir::ParseResult parseDims(mlir::OpAsmParser &p, mlir::ArrayAttr &steps, mlir::ArrayAttr &bounds,
+                            mlir::ArrayAttr &derived);
+void printDims(mlir::OpAsmPrinter &p, mlir::Operation *op, mlir::ArrayAttr steps,
+               mlir::ArrayAttr bounds, mlir::ArrayAttr derived);
 mlir::ParseResult parseDepOperands(
     mlir::OpAsmParser &p, llvm::SmallVectorImpl<mlir::OpAsmParser::UnresolvedOperand> &operands,
     mlir::ArrayAttr &deps);

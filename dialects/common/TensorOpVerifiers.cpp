@@ -189,6 +189,22 @@ LogicalResult verifyDims(Operation *op) {
     if (!seen.insert(name).second)
       return op->emitOpError("dimension name '") << name << "' is used twice";
   }
+  auto derived = op->getAttrOfType<ArrayAttr>("derived");
+  if (!derived || derived.empty())
+    return success();
+  if (derived.size() != bounds.size())
+    return op->emitOpError("needs one derived-bound text per dim (empty for a bound the run gives), got ")
+           << derived.size() << " for " << bounds.size() << " dims";
+  llvm::SmallVector<StringRef> given;
+  for (auto [b, d] : llvm::zip(bounds, derived))
+    if (llvm::cast<StringAttr>(d).getValue().empty())
+      given.push_back(llvm::cast<StringAttr>(b).getValue());
+  for (auto [b, d] : llvm::zip(bounds, derived))
+    for (StringRef s : symbolsOf(llvm::cast<StringAttr>(d).getValue()))
+      if (!llvm::is_contained(given, s))
+        return op->emitOpError("derived bound '")
+               << llvm::cast<StringAttr>(b).getValue() << " = " << llvm::cast<StringAttr>(d).getValue()
+               << "' uses '" << s << "', which is not a bound the run gives";
   return success();
 }
 

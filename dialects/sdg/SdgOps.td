@@ -31,6 +31,11 @@ def Sdg_GraphOp : Sdg_Op<"graph", [Symbol, NoTerminator, SingleBlock, IsolatedFr
     Declares the temporal dimensions (step `<` bound) and holds the operators
     in a graph region: uses may precede definitions and cycles are allowed.
 
+    A bound is given by each run, or derived from the others: `sdg-tile`
+    splits an axis of size T into `n < N = (T + 63) floordiv 64` tiles. A
+    derived bound's expression uses only bounds that runs give (`derived`
+    holds one text per dim, empty for those, or no text at all).
+
     Example:
 
     ```mlir
@@ -42,9 +47,10 @@ def Sdg_GraphOp : Sdg_Op<"graph", [Symbol, NoTerminator, SingleBlock, IsolatedFr
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$steps, StrArrayAttr:$bounds);
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$steps, StrArrayAttr:$bounds,
+                       DefaultValuedAttr<StrArrayAttr, "{}">:$derived);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$sym_name `dims` custom<Dims>($steps, $bounds) attr-dict-with-keyword $body";
+  let assemblyFormat = "$sym_name `dims` custom<Dims>($steps, $bounds, $derived) attr-dict-with-keyword $body";
   let hasVerifier = 1;
 }
 

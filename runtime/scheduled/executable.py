@@ -301,7 +301,7 @@ class Executable(StoreAllocation):
     # -- running -------------------------------------------------------------------------
     def _check_bounds(self, bounds: dict) -> dict:
         try:
-            return check_bounds(self.bound_names, bounds)
+            return check_bounds(self.bound_names, bounds, self.graph.derived)
         except ValueError as e:
             raise EvaluationError(str(e)) from None
 

@@ -39,9 +39,13 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # reductions and scans by whole-range scans, which removes the window reads
 # that would stop vectorization; vectorization next (ops over a temporal dim whose readers need all
 # of it become one batched op: a learner's backward pass after the episode),
-# before fusion, so that the batched ops fuse; fusion last, so that it groups
-# what is left.
-DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-simplify", "cse", "sdg-reassociate", "sdg-lift", "sdg-vectorize", "sdg-fuse")
+# before fusion, so that the batched ops fuse; tiling after vectorization (the
+# freshly batched axes are what it splits back into tiles when a value is too
+# big; its default threshold, 256 MiB at one point, leaves ordinary programs
+# alone), before fusion, so that the ops of a tile fuse; fusion last, so that
+# it groups what is left.
+DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-simplify", "cse", "sdg-reassociate", "sdg-lift",
+                                       "sdg-vectorize", "sdg-tile", "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:

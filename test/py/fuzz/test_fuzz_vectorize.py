@@ -15,11 +15,13 @@ from test_fuzz_fusion import agree
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 
-def pass_on_random_programs(request, name: str, previous: str) -> dict:
+def pass_on_random_programs(request, name: str, previous: str, element: str | None = None) -> dict:
     """Random programs compiled with the default pipeline and without pass `name`
     agree at two sets of bounds (jax too where the pass changed the IR, i.e. its
-    stage differs from stage `previous`); returns how many it changed."""
+    stage differs from stage `previous`); returns how many it changed. `element`:
+    the pass with options, in place of `name` in the default pipeline."""
     without = tuple(p for p in DEFAULT_SDG_PASSES if p != name)
+    with_pass = tuple(element if p == name and element else p for p in DEFAULT_SDG_PASSES)
     seen = {"programs": 0, "changed": 0}
 
     @pass_settings(request.config)
@@ -27,7 +29,7 @@ def pass_on_random_programs(request, name: str, previous: str) -> dict:
     def run(data):
         desc = data.draw(programs(), label="program")
         p, _ = build(desc)
-        on = p.compile(backend="numpy")
+        on = p.compile(backend="numpy", passes=with_pass)
         off = p.compile(backend="numpy", passes=without)
         seen["programs"] += 1
         changed = on.stages[name] != on.stages[previous]

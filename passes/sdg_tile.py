@@ -1,0 +1,399 @@
+"""sdg-tile: split a large spatial axis into a temporal dim over tiles
+(spatial -> temporal, TEMPO section 4.3).
+
+A reduction over the leading axis of a large value (the sum over an episode
+of a vectorized learner's per-step terms, the sum over a big batch) needs the
+whole value at once, and so does the chain of ops that computes it. Tiling
+computes that chain one tile of `tile` rows at a time: the ops of the chain
+get a new temporal dim n < N over the tiles, their values hold one tile, the
+reduction reduces each tile (the partial results, N small values), and a
+final reduction over the N partials restores the original value. The tile
+values are freed tile by tile; only the partials live across tiles
+(gradient accumulation is this transformation on a loss).
+
+The tiled set starts from an `sdg.reduce` (sum, prod, max or min) whose axes
+include axis 0 of what it reads, and grows through the ops that compute its
+operand: elementwise ops, casts, reductions over other axes and batched
+matmuls (each row of axis 0 of the result depends only on the same row of
+the operands), over the reduction's domain, read at the identity, and read
+by nothing outside the set. It stops (TEMPO's stopping conditions) at:
+
+* a dependence that makes the axis, `x[0:T]` read over the reduction's
+  domain: it becomes the tile `x[64 * n:min(64 * n + 64, T)]`;
+* any other operand with the axis (a value computed outside the set): an
+  `sdg.slice` of the n-th tile is inserted;
+* an operand that broadcasts along the axis (lower rank, or size 1): read
+  as it was.
+
+The axis's size D must not vary with the reduction's point. N is
+`(D + tile - 1) floordiv tile`, a bound derived from the others
+(`dims [..., n < N = (T + 63) floordiv 64]`; runs do not give it). When
+`tile` does not divide D the last tile is padded (`sdg.pad`) and masked
+before the partial reduction with the reduction's identity (0 for sum, 1 for
+prod, -inf for max, +inf for min), as in TEMPO's Fig. 13.
+
+Before (`(x[0:T] * w).exp().sum(0)`, tile=64):
+
+    %m = sdg.binary mul %x[0:T], %w[] domain [] : (...[4]..., ...[4]...) -> [T, 4]
+    %e = sdg.unary exp %m[] domain [] : ([T, 4]) -> [T, 4]
+    %s = sdg.reduce sum [0] %e[] domain [] : ([T, 4]) -> [4]
+
+After `sdg-tile{tile=64 min-bytes=0}` (graph dims [t < T, n < N = (T + 63) floordiv 64]):
+
+    %p = sdg.pad 0 <0> <64 * n + 64 - min(64 * n + 64, T)> value 0.0 %x[64 * n:min(64 * n + 64, T)] domain [n] -> [64, 4]
+    %m = sdg.binary mul %p[n], %w[] domain [n] -> [64, 4]
+    %e = sdg.unary exp %m[n] domain [n] -> [64, 4]
+    %v = (iota 0 < T - 64 * n)
+    %k = sdg.where %v[n], %e[n], %zero[] domain [n] -> [64, 4]
+    %q = sdg.reduce sum [0] %k[n] domain [n] -> [4]
+    %s = sdg.reduce sum [0] %q[0:N] domain [] -> [4]
+
+Options: `tile` (rows per tile), `min-bytes` (tile only a set whose largest
+value at one point is at least this many bytes, sizes evaluated with every
+bound and step at `assume-bound`; the default leaves ordinary programs
+alone: tiling trades speed for memory), `assume-bound`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from mlir import ir
+
+from tidal.dialects import enums, ops_named
+from tidal.dialects.attrs import derived_bounds, expr_attr, index_attr, tensor_element_type, tensor_shape, \
+    tensor_type
+from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplify, to_text
+
+from .base import ModulePass, PassFailure, option
+from .sdg_fuse import _read_type
+from .sdg_vectorize import _View
+
+__all__ = ["SdgTile"]
+
+ROW_WISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast", "sdg.reduce", "sdg.matmul"}
+IDENTITY = {"sum": 0.0, "prod": 1.0, "max": -np.inf, "min": np.inf}
+FLOATS = {"f16", "bf16", "f32", "f64"}
+
+
+def _text(e) -> str:
+    return to_text(simplify(e), mlir=True)
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return parse(a).same(parse(b)) or simplify(parse(f"({a}) - ({b})")).same(parse("0"))
+    except SymbolicError:
+        return False
+
+
+def _i64(ctx) -> ir.Type:
+    return ir.IntegerType.get_signless(64, ctx)
+
+
+class _Plan:
+    """One reduction to tile: the set of ops computed per tile and the axis size."""
+
+    def __init__(self, g: _View, r: int, size: str):
+        self.g, self.r, self.size = g, r, size
+        self.chain: list[int] = []     # producers first, the reduction's operand last
+        self.made: list[tuple[int, int]] = []   # (op, operand) reads whose dependence makes the axis
+
+    def row_wise(self, k: int) -> bool:
+        """Whether row j of axis 0 of op k's result depends only on row j of its
+        operands that have the axis (the others broadcast)."""
+        g, o = self.g, self.g.ops[k]
+        if o.name not in ROW_WISE or len(o.results) != 1 or g.domain[k] != g.domain[self.r]:
+            return False
+        shape = tensor_shape(o.results[0].type)
+        if not shape or not _same(shape[0], self.size):
+            return False
+        if o.name == "sdg.reduce":
+            rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1]))))
+            return 0 not in [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]
+        if o.name == "sdg.matmul":
+            ranks = [len(tensor_shape(_read_type(v, tuple(d)))) for v, (_, d) in zip(o.operands, g.reads[k])]
+            return len(shape) >= 3 and min(ranks) >= 2
+        return True
+
+    def operand_role(self, k: int, i: int) -> str:
+        """'broadcast' (read as it is), 'tiled' (has the axis) or None (refused)."""
+        o = self.g.ops[k]
+        read = tensor_shape(_read_type(o.operands[i], tuple(self.g.reads[k][i][1])))
+        rank = len(tensor_shape(o.results[0].type)) if o.name != "sdg.reduce" or k == self.r else None
+        if o.name == "sdg.reduce":
+            return "tiled" if read and _same(read[0], self.size) else None
+        if len(read) < rank or (read and read[0] == "1" and not _same("1", self.size)):
+            return "broadcast"
+        return "tiled" if read and _same(read[0], self.size) else None
+
+
+def _candidate(g: _View, r: int, tile: int, derived: set) -> _Plan | None:
+    o = g.ops[r]
+    if o.name != "sdg.reduce" or len(o.operands) != 1:
+        return None
+    kind = _kind(o)
+    if kind not in IDENTITY:
+        return None
+    src, dep = g.reads[r][0]
+    read = tensor_shape(_read_type(o.operands[0], tuple(dep)))
+    rank = len(read)
+    if not rank or 0 not in [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]:
+        return None
+    size = read[0]
+    try:
+        used = {s.name for s in free_symbols(parse(size))}
+    except SymbolicError:
+        return None
+    if used & (set(g.steps) | derived):    # varies with the point, or a tile count already
+        return None
+    if size.isdigit() and int(size) <= tile:
+        return None
+    dtype = tensor_element_type(o.results[0].type)
+    if kind in ("max", "min") and dtype not in FLOATS:
+        return None
+    plan = _Plan(g, r, size)
+    _grow(plan)
+    for k in plan.chain + [r]:
+        for i in range(len(g.ops[k].operands)):
+            if g.reads[k][i][0] in plan.chain:
+                continue
+            role = "tiled" if k == r else plan.operand_role(k, i)
+            if role is None:
+                return None
+            if role == "tiled" and _makes_axis(g.reads[k][i][1]):
+                plan.made.append((k, i))
+    return plan
+
+
+def _makes_axis(dep) -> bool:
+    """Whether a read's leading axis is made by its dependence (one unit-step slice)."""
+    slices = [c for c in dep if ":" in c]
+    return len(slices) == 1 and slices[0].count(":") == 1
+
+
+def _kind(o: ir.Operation) -> str:
+    return str(enums.ReduceKind(ir.IntegerAttr(o.attributes["kind"]).value))
+
+
+def _grow(plan: _Plan) -> None:
+    """The largest row-wise chain feeding the reduction, producers first."""
+    g, members = plan.g, set()
+    stack = [plan.r]
+    while stack:
+        k = stack.pop()
+        for i, (src, dep) in enumerate(g.reads[k]):
+            if src is None or src in members or list(dep) != list(g.domain[k]):
+                continue
+            if not plan.row_wise(src) or (k != plan.r and plan.operand_role(k, i) != "tiled"):
+                continue
+            if any(reader not in members | {plan.r} and reader != k for reader, _ in g.readers[src]):
+                # a reader outside: only those inside the set so far; re-checked below
+                pass
+            members.add(src)
+            stack.append(src)
+    # drop members read from outside the set (they are needed whole), to a fixed point
+    changed = True
+    while changed:
+        changed = False
+        for k in sorted(members):
+            if any(reader not in members and reader != plan.r for reader, _ in g.readers[k]) or \
+                    (k not in _reachable(g, plan.r, members)):
+                members.discard(k)
+                changed = True
+    plan.chain = [k for k in range(len(g.ops)) if k in members]
+
+
+def _reachable(g: _View, r: int, members: set) -> set:
+    seen, stack = set(), [r]
+    while stack:
+        k = stack.pop()
+        for src, dep in g.reads[k]:
+            if src in members and src not in seen and list(dep) == list(g.domain[k]):
+                seen.add(src)
+                stack.append(src)
+    return seen
+
+
+def _bytes(t: ir.Type, assume: int) -> int:
+    """The bytes of a value of type t, every symbol of its shape at `assume`."""
+    try:
+        dims = [parse(x) for x in tensor_shape(t)]
+        env = {s.name: assume for d in dims for s in free_symbols(d)}
+        n = int(np.prod([max(int(evaluate(d, env)), 1) for d in dims], dtype=object)) if dims else 1
+    except (SymbolicError, ValueError, TypeError, ZeroDivisionError):
+        return 0
+    digits = "".join(c for c in tensor_element_type(t) if c.isdigit())
+    return n * max(1, int(digits or 8) // 8)
+
+
+def tiled_bytes(p: _Plan, assume: int) -> int:
+    """The largest value that tiling makes one tile of: a result of the chain or a
+    read whose dependence makes the axis (0: tiling would only slice values that
+    stay whole, and save nothing)."""
+    g = p.g
+    sizes = [_bytes(g.ops[k].results[0].type, assume) for k in p.chain]
+    sizes += [_bytes(_read_type(g.ops[k].operands[i], tuple(g.reads[k][i][1])), assume) for k, i in p.made]
+    return max(sizes, default=0)
+
+
+@dataclass
+class SdgTile(ModulePass):
+    """Tiles large reductions over a new temporal dim of tiles (see the module doc)."""
+
+    name: ClassVar[str] = "sdg-tile"
+    summary: ClassVar[str] = ("Compute the chain of a large reduction one tile of rows at a time, over a new "
+                              "temporal dim, padding and masking the last tile")
+    tile: int = option(64, "rows per tile")
+    min_bytes: int = option(1 << 28, "tile only where a tiled value has at least this many bytes at one point")
+    assume_bound: int = option(1024, "the value of every bound and step when sizes are estimated")
+
+    def run(self, op: ir.Operation) -> None:
+        if self.tile < 1:
+            raise PassFailure(f"sdg-tile: tile must be >= 1, got {self.tile}", op)
+        self.num_tiled = 0
+        for graph in ops_named(op, "sdg.graph"):
+            while True:
+                g = _View(graph)
+                derived = set(derived_bounds(graph))
+                plans = (_candidate(g, r, self.tile, derived) for r in range(len(g.ops)))
+                plan = next((p for p in plans if p is not None
+                             and tiled_bytes(p, self.assume_bound) >= max(1, self.min_bytes)), None)
+                if plan is None:
+                    break
+                _rewrite(graph, plan, self.tile)
+                self.num_tiled += 1
+
+
+# -- the rewrite --------------------------------------------------------------------
+
+def _new_dim(graph: ir.Operation, size: str, tile: int) -> tuple[str, str]:
+    """Appends n < N = ceil(size / tile) to the graph's dims; returns (n, N)."""
+    steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
+    bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["bounds"])]
+    derived = derived_bounds(graph)
+    taken = {s.lower() for s in steps + bounds}
+    k = 0
+    while (f"n{k}" if k else "n") in taken or (f"N{k}" if k else "N").lower() in taken:
+        k += 1
+    step, bound = (f"n{k}", f"N{k}") if k else ("n", "N")
+    count = _text(parse(f"({size} + {tile - 1}) // {tile}"))
+    ctx = graph.context
+    graph.attributes["steps"] = ir.ArrayAttr.get([ir.StringAttr.get(s, ctx) for s in steps + [step]], ctx)
+    graph.attributes["bounds"] = ir.ArrayAttr.get([ir.StringAttr.get(b, ctx) for b in bounds + [bound]], ctx)
+    texts = [derived.get(b, "") for b in bounds] + [count]
+    graph.attributes["derived"] = ir.ArrayAttr.get([ir.StringAttr.get(t, ctx) for t in texts], ctx)
+    return step, bound
+
+
+def _create(name: str, result: ir.Type, operands: list, deps: list, domain: list, attrs: dict | None = None,
+            ctx=None) -> ir.Value:
+    attrs = dict(attrs or {})
+    if operands:
+        attrs["deps"] = ir.ArrayAttr.get([index_attr(d, ctx) for d in deps], ctx)
+    attrs["domain"] = index_attr(domain, ctx)
+    return ir.Operation.create(name, results=[result], operands=operands, attributes=attrs).results[0]
+
+
+def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
+    g, r = plan.g, plan.r
+    red = g.ops[r]
+    ctx = red.context
+    size = plan.size
+    exact = size.isdigit() and int(size) % tile == 0
+    n, count = _new_dim(graph, size, tile)
+    domain = list(g.domain[r])
+    tdomain = domain + [n]
+    start = f"{tile} * {n}"
+    stop = f"min({tile} * {n} + {tile}, {size})" if not exact else f"{tile} * {n} + {tile}"
+    pad_after = _text(parse(f"{tile} * {n} + {tile} - {stop}"))
+    ident = list(tdomain)
+    new: dict[int, ir.Value] = {}
+
+    def tile_of(k: int, i: int) -> tuple[ir.Value, list]:
+        """Operand i of op k, as one tile (read at the identity of tdomain)."""
+        o = g.ops[k]
+        src, dep = g.reads[k][i]
+        value = o.operands[i]
+        read = _read_type(value, tuple(dep))
+        shape, elt = tensor_shape(read), tensor_element_type(read)
+        slices = [j for j, c in enumerate(dep) if ":" in c]
+        with ctx, o.location, ir.InsertionPoint(o):
+            if len(slices) == 1 and dep[slices[0]].count(":") == 1:   # the dependence makes the axis
+                lo, hi = dep[slices[0]].split(":")
+                lo = _text(parse(f"{lo} + {start}"))
+                hi = _text(parse(f"min(({lo}) + {tile}, {hi})" if not exact else f"({lo}) + {tile}"))
+                dep = dep[:slices[0]] + [f"{lo}:{hi}"] + dep[slices[0] + 1:]
+                part = _text(parse(f"{hi} - ({lo})"))
+                if exact:
+                    return _create("sdg.reshape", tensor_type([str(tile)] + shape[1:], elt, ctx), [value], [dep],
+                                   tdomain, ctx=ctx), ident
+                got, got_dep = value, dep
+            else:                                            # slice the n-th tile of the whole value
+                part = str(tile) if exact else _text(parse(f"{stop} - {start}"))
+                got = _create("sdg.slice", tensor_type([part] + shape[1:], elt, ctx), [value], [dep], tdomain,
+                              {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "start": expr_attr(start, ctx)}, ctx)
+                got_dep = ident
+                if exact:
+                    return got, ident
+            return _create("sdg.pad", tensor_type([str(tile)] + shape[1:], elt, ctx), [got], [got_dep], tdomain,
+                           {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "before": expr_attr("0", ctx),
+                            "after": expr_attr(pad_after, ctx),
+                            "value": ir.FloatAttr.get(ir.F64Type.get(ctx), 0.0)}, ctx), ident
+
+    for k in plan.chain:
+        o = g.ops[k]
+        operands, deps = [], []
+        for i, (src, dep) in enumerate(g.reads[k]):
+            if src in new:
+                operands.append(new[src])
+                deps.append(list(dep) + [n])
+            elif plan.operand_role(k, i) == "broadcast":
+                operands.append(o.operands[i])
+                deps.append(list(dep))
+            else:
+                v, d = tile_of(k, i)
+                operands.append(v)
+                deps.append(d)
+        shape = tensor_shape(o.results[0].type)
+        result = tensor_type([str(tile)] + shape[1:], tensor_element_type(o.results[0].type), ctx)
+        attrs = {o.attributes[j].name: o.attributes[j].attr for j in range(len(o.attributes))
+                 if o.attributes[j].name not in ("deps", "domain")}
+        with ctx, o.location, ir.InsertionPoint(o):
+            new[k] = _create(o.name, result, operands, deps, tdomain, attrs, ctx)
+
+    src, dep = g.reads[r][0]
+    if src in new:
+        value, vdep = new[src], list(dep) + [n]
+    else:
+        value, vdep = tile_of(r, 0)
+    vtype = value.type
+    elt = tensor_element_type(vtype)
+    vshape = tensor_shape(vtype)
+    kind = _kind(red)
+    with ctx, red.location, ir.InsertionPoint(red):
+        if not exact:      # mask the padded rows of the last tile with the reduction's identity
+            i64 = "i64"
+            iota = _create("sdg.iota", tensor_type(vshape, i64, ctx), [], [], tdomain,
+                           {"dim": ir.IntegerAttr.get(_i64(ctx), 0)}, ctx)
+            rows = _create("sdg.symbol_value", tensor_type([], i64, ctx), [], [], tdomain,
+                           {"expr": expr_attr(_text(parse(f"{size} - {start}")), ctx)}, ctx)
+            valid = _create("sdg.binary", tensor_type(vshape, "i1", ctx), [iota, rows], [ident, ident], tdomain,
+                            {"kind": ir.IntegerAttr.get(ir.IntegerType.get_signless(32, ctx), int(enums.BinaryKind.lt))}, ctx)
+            fill = _create("sdg.full", tensor_type([], elt, ctx), [], [], [],
+                           {"value": ir.FloatAttr.get(ir.F64Type.get(ctx), IDENTITY[kind])}, ctx)
+            value = _create("sdg.where", vtype, [valid, value, fill], [ident, vdep, []], tdomain, ctx=ctx)
+            vdep = ident
+        attrs = {red.attributes[j].name: red.attributes[j].attr for j in range(len(red.attributes))
+                 if red.attributes[j].name not in ("deps", "domain")}
+        partial = _create("sdg.reduce", red.results[0].type, [value], [vdep], tdomain, attrs, ctx)
+        final_attrs = {a: v for a, v in attrs.items() if a != "keepdim"}   # a partial with keepdim has the axis
+        final_attrs["dims"] = ir.DenseI64ArrayAttr.get([0], ctx)
+        final = _create("sdg.reduce", red.results[0].type, [partial], [domain + [f"0:{count}"]], domain,
+                        final_attrs, ctx)
+    red.results[0].replace_all_uses_with(final)
+    for k in [r] + list(reversed(plan.chain)):
+        if list(g.ops[k].results[0].uses):
+            raise PassFailure("internal error in sdg-tile: a tiled op is still read", g.ops[k])
+        g.ops[k].erase()

@@ -1,0 +1,122 @@
+// RUN: tidal-opt %s --split-input-file --pass-pipeline='builtin.module(sdg-tile{tile=64 min-bytes=0})' | FileCheck %s
+// RUN: tidal-opt %s --split-input-file --sdg-tile | FileCheck %s --check-prefix=DEFAULT
+// RUN: not tidal-opt %s --split-input-file --pass-pipeline='builtin.module(sdg-tile{tile=0})' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// The sum over an episode of a vectorized chain (x[0:T] * w, exp): the read
+// x[0:T] that makes the axis becomes the n-th tile, padded to 64 rows; the
+// chain runs per tile; the padded rows are masked with 0 before each tile's
+// sum; a final sum adds the N partial sums. N is derived: runs give T only.
+// The default threshold (256 MiB at one point) leaves this graph alone.
+// CHECK-LABEL: sdg.graph @episode dims [t < T, n < N = (T + 63) floordiv 64]
+// CHECK: %[[X:.*]] = sdg.input "x"
+// CHECK: %[[W:.*]] = sdg.param "w"
+// CHECK: %[[P:.*]] = sdg.pad 0 <0> <max(0, 64 * n - T + 64)> value 0.000000e+00 %[[X]][64 * n:min(64 * n + 64, T)] domain [n] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[64, 3], f32>
+// CHECK: %[[M:.*]] = sdg.binary mul %[[P]][n], %[[W]][] domain [n] : (!tidal.tensor<[64, 3], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[64, 3], f32>
+// CHECK: %[[E:.*]] = sdg.unary exp %[[M]][n] domain [n] : (!tidal.tensor<[64, 3], f32>) -> !tidal.tensor<[64, 3], f32>
+// CHECK: %[[I:.*]] = sdg.iota 0 domain [n] : !tidal.tensor<[64, 3], i64>
+// CHECK: %[[R:.*]] = sdg.symbol_value <T - 64 * n> domain [n]
+// CHECK: %[[V:.*]] = sdg.binary lt %[[I]][n], %[[R]][n] domain [n]
+// CHECK: %[[Z:.*]] = sdg.full 0.000000e+00 domain []
+// CHECK: %[[K:.*]] = sdg.where %[[V]][n], %[[E]][n], %[[Z]][] domain [n]
+// CHECK: %[[Q:.*]] = sdg.reduce sum [0] %[[K]][n] domain [n] : (!tidal.tensor<[64, 3], f32>) -> !tidal.tensor<[3], f32>
+// CHECK: %[[S:.*]] = sdg.reduce sum [0] %[[Q]][0:N] domain [] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+// CHECK: sdg.output "y" %[[S]][]
+// DEFAULT-LABEL: sdg.graph @episode dims [t < T] {
+// DEFAULT: sdg.reduce sum [0] %{{.*}}[] domain [] : (!tidal.tensor<[T, 3], f32>)
+sdg.graph @episode dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[3], f32>
+  %w = sdg.param "w" dense<[1.0, 2.0, 0.5]> : tensor<3xf32> domain [] : !tidal.tensor<[3], f32>
+  %m = sdg.binary mul %x[0:T], %w[] domain [] : (!tidal.tensor<[3], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[T, 3], f32>
+  %e = sdg.unary exp %m[] domain [] : (!tidal.tensor<[T, 3], f32>) -> !tidal.tensor<[T, 3], f32>
+  %s = sdg.reduce sum [0] %e[] domain [] : (!tidal.tensor<[T, 3], f32>) -> !tidal.tensor<[3], f32>
+  sdg.output "y" %s[] domain [] : !tidal.tensor<[3], f32>
+}
+
+// -----
+
+// A static batch of 256 rows, per i: tiles of 64 divide it, so each tile is an
+// sdg.slice of the value computed outside the chain (the input), with no
+// padding and no mask; N = 4 is a constant. The batched matmul and the
+// reduction over the other axes are row-wise and join the chain.
+// CHECK-LABEL: sdg.graph @batch dims [i < I, n < N = 4]
+// CHECK: %[[X:.*]] = sdg.input "x" domain [i]
+// CHECK: %[[T:.*]] = sdg.slice 0 at <64 * n> %[[X]][i] domain [i, n] : (!tidal.tensor<[256, 2, 8], f32>) -> !tidal.tensor<[64, 2, 8], f32>
+// CHECK: %[[M:.*]] = sdg.matmul %[[T]][i, n], %{{.*}}[] domain [i, n] : (!tidal.tensor<[64, 2, 8], f32>, !tidal.tensor<[8, 4], f32>) -> !tidal.tensor<[64, 2, 4], f32>
+// CHECK: %[[H:.*]] = sdg.unary tanh %[[M]][i, n] domain [i, n]
+// CHECK: %[[R:.*]] = sdg.reduce sum [1, 2] %[[H]][i, n] domain [i, n] : (!tidal.tensor<[64, 2, 4], f32>) -> !tidal.tensor<[64], f32>
+// CHECK-NOT: sdg.pad
+// CHECK-NOT: sdg.where
+// CHECK: %[[Q:.*]] = sdg.reduce sum [0] %[[R]][i, n] domain [i, n] : (!tidal.tensor<[64], f32>) -> !tidal.tensor<[], f32>
+// CHECK: %[[S:.*]] = sdg.reduce sum [0] %[[Q]][i, 0:N] domain [i]
+// CHECK: sdg.output "y" %[[S]][i]
+sdg.graph @batch dims [i < I] {
+  %x = sdg.input "x" domain [i] : !tidal.tensor<[256, 2, 8], f32>
+  %w = sdg.param "w" dense<0.5> : tensor<8x4xf32> domain [] : !tidal.tensor<[8, 4], f32>
+  %m = sdg.matmul %x[i], %w[] domain [i] : (!tidal.tensor<[256, 2, 8], f32>, !tidal.tensor<[8, 4], f32>) -> !tidal.tensor<[256, 2, 4], f32>
+  %h = sdg.unary tanh %m[i] domain [i] : (!tidal.tensor<[256, 2, 4], f32>) -> !tidal.tensor<[256, 2, 4], f32>
+  %r = sdg.reduce sum [1, 2] %h[i] domain [i] : (!tidal.tensor<[256, 2, 4], f32>) -> !tidal.tensor<[256], f32>
+  %s = sdg.reduce sum [0] %r[i] domain [i] : (!tidal.tensor<[256], f32>) -> !tidal.tensor<[], f32>
+  sdg.output "y" %s[i] domain [i] : !tidal.tensor<[], f32>
+}
+
+// -----
+
+// A max with keepdim over 100 rows (not a multiple of 64): the last tile is
+// sliced short, padded, and masked with -inf; each partial keeps the dim, so
+// the final max over the partials does not.
+// CHECK-LABEL: sdg.graph @maximum dims [n < N = 2]
+// CHECK: %[[T:.*]] = sdg.slice 0 at <64 * n> %{{.*}}[] domain [n] : (!tidal.tensor<[100, 4], f32>) -> !tidal.tensor<[min(-64 * n + 36, 0) + 64, 4], f32>
+// CHECK: %[[P:.*]] = sdg.pad 0 <0> <max(0, 64 * n - 36)> value 0.000000e+00 %[[T]][n] domain [n] : (!tidal.tensor<[min(-64 * n + 36, 0) + 64, 4], f32>) -> !tidal.tensor<[64, 4], f32>
+// CHECK: %[[E:.*]] = sdg.unary exp %[[P]][n] domain [n]
+// CHECK: sdg.symbol_value <-64 * n + 100> domain [n]
+// CHECK: %[[F:.*]] = sdg.full 0xFFF0000000000000 domain [] : !tidal.tensor<[], f32>
+// CHECK: %[[K:.*]] = sdg.where %{{.*}}[n], %[[E]][n], %[[F]][] domain [n]
+// CHECK: %[[Q:.*]] = sdg.reduce max [0] keepdim %[[K]][n] domain [n] : (!tidal.tensor<[64, 4], f32>) -> !tidal.tensor<[1, 4], f32>
+// CHECK: sdg.reduce max [0] %[[Q]][0:N] domain [] : (!tidal.tensor<[1, 4], f32>) -> !tidal.tensor<[1, 4], f32>
+sdg.graph @maximum dims [] {
+  %x = sdg.input "x" domain [] : !tidal.tensor<[100, 4], f32>
+  %e = sdg.unary exp %x[] domain [] : (!tidal.tensor<[100, 4], f32>) -> !tidal.tensor<[100, 4], f32>
+  %m = sdg.reduce max [0] keepdim %e[] domain [] : (!tidal.tensor<[100, 4], f32>) -> !tidal.tensor<[1, 4], f32>
+  sdg.output "m" %m[] domain [] : !tidal.tensor<[1, 4], f32>
+}
+
+// -----
+
+// Refused: a window whose size varies with the point (x[0:t + 1]); a reduction
+// over another axis; argmax; a reduction of a value that another op reads too
+// (the chain would be empty: slicing a value that stays whole saves nothing);
+// an integer max (no exact identity to mask with in sdg.full); 64 rows or
+// fewer (one tile).
+// CHECK-LABEL: sdg.graph @refused dims [t < T] {
+// CHECK-NOT: sdg.pad
+// CHECK-NOT: sdg.slice
+// CHECK: sdg.reduce sum [0] %{{.*}}[0:t + 1] domain [t]
+// CHECK: sdg.reduce sum [1] %{{.*}}[] domain []
+// CHECK: sdg.reduce argmax [0] %{{.*}}[] domain []
+// CHECK: sdg.reduce sum [0] %{{.*}}[] domain []
+// CHECK: sdg.reduce max [0] %{{.*}}[] domain []
+// CHECK: sdg.reduce sum [0] %{{.*}}[] domain []
+sdg.graph @refused dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[3], f32>
+  %a = sdg.reduce sum [0] %x[0:t + 1] domain [t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %y = sdg.input "y" domain [] : !tidal.tensor<[200, 300], f32>
+  %b = sdg.reduce sum [1] %y[] domain [] : (!tidal.tensor<[200, 300], f32>) -> !tidal.tensor<[200], f32>
+  %c = sdg.reduce argmax [0] %y[] domain [] : (!tidal.tensor<[200, 300], f32>) -> !tidal.tensor<[300], i64>
+  %e = sdg.unary exp %y[] domain [] : (!tidal.tensor<[200, 300], f32>) -> !tidal.tensor<[200, 300], f32>
+  %d = sdg.reduce sum [0] %e[] domain [] : (!tidal.tensor<[200, 300], f32>) -> !tidal.tensor<[300], f32>
+  %z = sdg.input "z" domain [] : !tidal.tensor<[200, 3], i32>
+  %zc = sdg.unary neg %z[] domain [] : (!tidal.tensor<[200, 3], i32>) -> !tidal.tensor<[200, 3], i32>
+  %f = sdg.reduce max [0] %zc[] domain [] : (!tidal.tensor<[200, 3], i32>) -> !tidal.tensor<[3], i32>
+  %s = sdg.input "s" domain [] : !tidal.tensor<[64, 3], f32>
+  %se = sdg.unary exp %s[] domain [] : (!tidal.tensor<[64, 3], f32>) -> !tidal.tensor<[64, 3], f32>
+  %g = sdg.reduce sum [0] %se[] domain [] : (!tidal.tensor<[64, 3], f32>) -> !tidal.tensor<[3], f32>
+  sdg.output "a" %a[t] domain [t] : !tidal.tensor<[3], f32>
+  sdg.output "b" %b[] domain [] : !tidal.tensor<[200], f32>
+  sdg.output "c" %c[] domain [] : !tidal.tensor<[300], i64>
+  sdg.output "d" %d[] domain [] : !tidal.tensor<[300], f32>
+  sdg.output "e" %e[] domain [] : !tidal.tensor<[200, 300], f32>
+  sdg.output "f" %f[] domain [] : !tidal.tensor<[3], i32>
+  sdg.output "g" %g[] domain [] : !tidal.tensor<[3], f32>
+}
+
+// BAD: tile must be >= 1, got 0
