@@ -80,7 +80,24 @@ def _expr(e: isl.AstExpr) -> tuple:
         for a in args[1:]:
             acc = (name, acc, a)
         return acc
-    return (name, *args)
+    return _fold_constant_condition((name, *args))
+
+
+def _fold_constant_condition(e: tuple) -> tuple:
+    """isl writes a condition the context decides as an integer (`1`): a guard
+    on a derived bound, N = (T + 63) // 64. Folds and/or/not/select of one."""
+    name, args = e[0], e[1:]
+    const = [a[1] for a in args if a[0] == "int"]
+    if name == "select" and args[0][0] == "int":
+        return args[1] if args[0][1] else args[2]
+    if name == "not" and const:
+        return ("int", int(not const[0]))
+    if name in ("and", "or") and const:
+        other = args[1] if args[0][0] == "int" else args[0]
+        if name == "and":
+            return other if const[0] else ("int", 0)
+        return ("int", 1) if const[0] else other
+    return e
 
 
 def plus(e: tuple, k: int) -> tuple:
@@ -125,7 +142,10 @@ def _node(n: isl.AstNode) -> list:
                     _node(n.for_get_body()))]
     if kind == isl.ast_node_type.if_:
         orelse = _node(n.if_get_else_node()) if n.if_has_else_node() else []
-        return [If(_expr(n.if_get_cond()), _node(n.if_get_then_node()), orelse)]
+        cond = _expr(n.if_get_cond())
+        if cond[0] == "int":   # a guard the context decides (a derived bound: N = (T + 63) // 64)
+            return _node(n.if_get_then_node()) if cond[1] else orelse
+        return [If(cond, _node(n.if_get_then_node()), orelse)]
     if kind == isl.ast_node_type.user:
         call = n.user_get_expr()
         name = call.get_op_arg(0).get_id().get_name()

@@ -11,12 +11,16 @@ final reduction over the N partials restores the original value. The tile
 values are freed tile by tile; only the partials live across tiles
 (gradient accumulation is this transformation on a loss).
 
-The tiled set starts from an `sdg.reduce` (sum, prod, max or min) whose axes
-include axis 0 of what it reads, and grows through the ops that compute its
-operand: elementwise ops, casts, reductions over other axes and batched
-matmuls (each row of axis 0 of the result depends only on the same row of
-the operands), over the reduction's domain, read at the identity, and read
-by nothing outside the set. It stops (TEMPO's stopping conditions) at:
+The tiled set starts from the `sdg.reduce` ops (sum, prod, max or min) whose
+axes include axis 0 of what they read, grouped by the domain and the size of
+that axis (reductions of one chain, a loss and its gradient sums, share the
+tiles), and grows through the ops that compute their operands: elementwise
+ops, casts, reductions over other axes and batched matmuls (each row of axis
+0 of the result depends only on the same row of the operands), over the
+reductions' domain, read at the identity, and read by nothing outside the
+set. A reduction whose operand would only be sliced out of a value that
+stays whole is left alone (that saves nothing). The set stops (TEMPO's
+stopping conditions) at:
 
 * a dependence that makes the axis, `x[0:T]` read over the reduction's
   domain: it becomes the tile `x[64 * n:min(64 * n + 64, T)]`;
@@ -93,21 +97,24 @@ def _i64(ctx) -> ir.Type:
 
 
 class _Plan:
-    """One reduction to tile: the set of ops computed per tile and the axis size."""
+    """Reductions over the same axis to tile together, the ops computed per tile."""
 
-    def __init__(self, g: _View, r: int, size: str):
-        self.g, self.r, self.size = g, r, size
-        self.chain: list[int] = []     # producers first, the reduction's operand last
+    def __init__(self, g: _View, roots: list[int], size: str):
+        self.g, self.roots, self.size = g, list(roots), size
+        self.domain = g.domain[roots[0]]
+        self.chain: list[int] = []     # producers first
         self.made: list[tuple[int, int]] = []   # (op, operand) reads whose dependence makes the axis
 
     def row_wise(self, k: int) -> bool:
         """Whether row j of axis 0 of op k's result depends only on row j of its
         operands that have the axis (the others broadcast)."""
         g, o = self.g, self.g.ops[k]
-        if o.name not in ROW_WISE or len(o.results) != 1 or g.domain[k] != g.domain[self.r]:
+        if o.name not in ROW_WISE or len(o.results) != 1 or g.domain[k] != self.domain:
             return False
         shape = tensor_shape(o.results[0].type)
         if not shape or not _same(shape[0], self.size):
+            return False
+        if any(self.operand_role(k, i) is None for i in range(len(o.operands))):
             return False
         if o.name == "sdg.reduce":
             rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1]))))
@@ -117,32 +124,28 @@ class _Plan:
             return len(shape) >= 3 and min(ranks) >= 2
         return True
 
-    def operand_role(self, k: int, i: int) -> str:
+    def operand_role(self, k: int, i: int) -> str | None:
         """'broadcast' (read as it is), 'tiled' (has the axis) or None (refused)."""
         o = self.g.ops[k]
         read = tensor_shape(_read_type(o.operands[i], tuple(self.g.reads[k][i][1])))
-        rank = len(tensor_shape(o.results[0].type)) if o.name != "sdg.reduce" or k == self.r else None
         if o.name == "sdg.reduce":
             return "tiled" if read and _same(read[0], self.size) else None
+        rank = len(tensor_shape(o.results[0].type))
         if len(read) < rank or (read and read[0] == "1" and not _same("1", self.size)):
             return "broadcast"
         return "tiled" if read and _same(read[0], self.size) else None
 
 
-def _candidate(g: _View, r: int, tile: int, derived: set) -> _Plan | None:
+def _root_size(g: _View, r: int, tile: int, derived: set) -> str | None:
+    """The size of the axis 0 that reduction r reduces, if r can be tiled over it."""
     o = g.ops[r]
-    if o.name != "sdg.reduce" or len(o.operands) != 1:
+    if o.name != "sdg.reduce" or len(o.operands) != 1 or _kind(o) not in IDENTITY:
         return None
-    kind = _kind(o)
-    if kind not in IDENTITY:
+    read = tensor_shape(_read_type(o.operands[0], tuple(g.reads[r][0][1])))
+    if not read or 0 not in [d % len(read) for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]:
         return None
-    src, dep = g.reads[r][0]
-    read = tensor_shape(_read_type(o.operands[0], tuple(dep)))
-    rank = len(read)
-    if not rank or 0 not in [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]:
-        return None
-    size = read[0]
     try:
+        size = _text(parse(read[0]))
         used = {s.name for s in free_symbols(parse(size))}
     except SymbolicError:
         return None
@@ -150,21 +153,38 @@ def _candidate(g: _View, r: int, tile: int, derived: set) -> _Plan | None:
         return None
     if size.isdigit() and int(size) <= tile:
         return None
-    dtype = tensor_element_type(o.results[0].type)
-    if kind in ("max", "min") and dtype not in FLOATS:
-        return None
-    plan = _Plan(g, r, size)
-    _grow(plan)
-    for k in plan.chain + [r]:
-        for i in range(len(g.ops[k].operands)):
-            if g.reads[k][i][0] in plan.chain:
-                continue
-            role = "tiled" if k == r else plan.operand_role(k, i)
-            if role is None:
-                return None
-            if role == "tiled" and _makes_axis(g.reads[k][i][1]):
-                plan.made.append((k, i))
-    return plan
+    if _kind(o) in ("max", "min") and tensor_element_type(o.results[0].type) not in FLOATS:
+        return None                         # no exact identity in sdg.full's f64 for every integer
+    return size
+
+
+def _plans(g: _View, tile: int, derived: set):
+    """One plan per group of reductions over the same axis size and domain."""
+    groups: dict[tuple, list[int]] = {}
+    for r in range(len(g.ops)):
+        size = _root_size(g, r, tile, derived)
+        if size is not None:
+            groups.setdefault((g.domain[r], size), []).append(r)
+    for (_, size), roots in groups.items():
+        while roots:
+            plan = _Plan(g, roots, size)
+            _grow(plan)
+            # a root that would only slice a value that stays whole saves nothing
+            useful = [r for r in roots if g.reads[r][0][0] in plan.chain or _makes_axis(g.reads[r][0][1])]
+            if useful == roots:
+                break
+            roots = useful
+        if roots:
+            for k in plan.chain + plan.roots:
+                for i, (src, dep) in enumerate(g.reads[k]):
+                    if src not in plan.chain and (k in roots or plan.operand_role(k, i) == "tiled") \
+                            and _makes_axis(dep):
+                        plan.made.append((k, i))
+            yield plan
+
+
+def _kind(o: ir.Operation) -> str:
+    return str(enums.ReduceKind(ir.IntegerAttr(o.attributes["kind"]).value))
 
 
 def _makes_axis(dep) -> bool:
@@ -173,40 +193,35 @@ def _makes_axis(dep) -> bool:
     return len(slices) == 1 and slices[0].count(":") == 1
 
 
-def _kind(o: ir.Operation) -> str:
-    return str(enums.ReduceKind(ir.IntegerAttr(o.attributes["kind"]).value))
-
-
 def _grow(plan: _Plan) -> None:
-    """The largest row-wise chain feeding the reduction, producers first."""
-    g, members = plan.g, set()
-    stack = [plan.r]
+    """The largest set of row-wise ops feeding the roots, read (at the identity)
+    only by the set and the roots; producers first."""
+    g, roots = plan.g, set(plan.roots)
+    members: set[int] = set()
+    stack = list(roots)
     while stack:
         k = stack.pop()
         for i, (src, dep) in enumerate(g.reads[k]):
-            if src is None or src in members or list(dep) != list(g.domain[k]):
+            if src is None or src in members or src in roots or list(dep) != list(g.domain[k]):
                 continue
-            if not plan.row_wise(src) or (k != plan.r and plan.operand_role(k, i) != "tiled"):
-                continue
-            if any(reader not in members | {plan.r} and reader != k for reader, _ in g.readers[src]):
-                # a reader outside: only those inside the set so far; re-checked below
-                pass
-            members.add(src)
-            stack.append(src)
-    # drop members read from outside the set (they are needed whole), to a fixed point
+            if plan.row_wise(src) and plan.operand_role(k, i) == "tiled":
+                members.add(src)
+                stack.append(src)
     changed = True
-    while changed:
+    while changed:     # drop members that something outside reads whole, to a fixed point
         changed = False
+        inside = _reachable(g, roots, members)
         for k in sorted(members):
-            if any(reader not in members and reader != plan.r for reader, _ in g.readers[k]) or \
-                    (k not in _reachable(g, plan.r, members)):
+            outside = any(reader not in members | roots or list(g.reads[reader][i][1]) != list(g.domain[reader])
+                          for reader, i in g.readers[k])
+            if outside or k not in inside:
                 members.discard(k)
                 changed = True
     plan.chain = [k for k in range(len(g.ops)) if k in members]
 
 
-def _reachable(g: _View, r: int, members: set) -> set:
-    seen, stack = set(), [r]
+def _reachable(g: _View, roots: set, members: set) -> set:
+    seen, stack = set(), list(roots)
     while stack:
         k = stack.pop()
         for src, dep in g.reads[k]:
@@ -257,9 +272,8 @@ class SdgTile(ModulePass):
             while True:
                 g = _View(graph)
                 derived = set(derived_bounds(graph))
-                plans = (_candidate(g, r, self.tile, derived) for r in range(len(g.ops)))
-                plan = next((p for p in plans if p is not None
-                             and tiled_bytes(p, self.assume_bound) >= max(1, self.min_bytes)), None)
+                plan = next((p for p in _plans(g, self.tile, derived)
+                             if tiled_bytes(p, self.assume_bound) >= max(1, self.min_bytes)), None)
                 if plan is None:
                     break
                 _rewrite(graph, plan, self.tile)
@@ -297,13 +311,12 @@ def _create(name: str, result: ir.Type, operands: list, deps: list, domain: list
 
 
 def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
-    g, r = plan.g, plan.r
-    red = g.ops[r]
-    ctx = red.context
+    g = plan.g
+    ctx = graph.context
     size = plan.size
     exact = size.isdigit() and int(size) % tile == 0
     n, count = _new_dim(graph, size, tile)
-    domain = list(g.domain[r])
+    domain = list(plan.domain)
     tdomain = domain + [n]
     start = f"{tile} * {n}"
     stop = f"min({tile} * {n} + {tile}, {size})" if not exact else f"{tile} * {n} + {tile}"
@@ -325,10 +338,8 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
                 lo = _text(parse(f"{lo} + {start}"))
                 hi = _text(parse(f"min(({lo}) + {tile}, {hi})" if not exact else f"({lo}) + {tile}"))
                 dep = dep[:slices[0]] + [f"{lo}:{hi}"] + dep[slices[0] + 1:]
-                part = _text(parse(f"{hi} - ({lo})"))
-                if exact:
-                    return _create("sdg.reshape", tensor_type([str(tile)] + shape[1:], elt, ctx), [value], [dep],
-                                   tdomain, ctx=ctx), ident
+                if exact:             # a whole tile: read it as it is
+                    return value, dep
                 got, got_dep = value, dep
             else:                                            # slice the n-th tile of the whole value
                 part = str(tile) if exact else _text(parse(f"{stop} - {start}"))
@@ -363,24 +374,39 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
         with ctx, o.location, ir.InsertionPoint(o):
             new[k] = _create(o.name, result, operands, deps, tdomain, attrs, ctx)
 
+    for r in plan.roots:
+        _reduce_tiles(plan, r, new, tile_of, n, count, tile, exact)
+    for k in plan.roots + list(reversed(plan.chain)):
+        if list(g.ops[k].results[0].uses):
+            raise PassFailure("internal error in sdg-tile: a tiled op is still read", g.ops[k])
+        g.ops[k].erase()
+
+
+def _reduce_tiles(plan: _Plan, r: int, new: dict, tile_of, n: str, count: str, tile: int, exact: bool) -> None:
+    """Root r as the reduction of its partial results, one per tile (masked
+    with the reduction's identity where the last tile is padded)."""
+    g, red = plan.g, plan.g.ops[r]
+    ctx = red.context
+    domain = list(plan.domain)
+    tdomain = ident = domain + [n]
+    start = f"{tile} * {n}"
     src, dep = g.reads[r][0]
     if src in new:
         value, vdep = new[src], list(dep) + [n]
     else:
         value, vdep = tile_of(r, 0)
-    vtype = value.type
-    elt = tensor_element_type(vtype)
-    vshape = tensor_shape(vtype)
+    vtype = value.type if vdep == ident else _read_type(value, tuple(vdep))
+    elt, vshape = tensor_element_type(vtype), tensor_shape(vtype)
     kind = _kind(red)
     with ctx, red.location, ir.InsertionPoint(red):
         if not exact:      # mask the padded rows of the last tile with the reduction's identity
-            i64 = "i64"
-            iota = _create("sdg.iota", tensor_type(vshape, i64, ctx), [], [], tdomain,
+            iota = _create("sdg.iota", tensor_type(vshape, "i64", ctx), [], [], tdomain,
                            {"dim": ir.IntegerAttr.get(_i64(ctx), 0)}, ctx)
-            rows = _create("sdg.symbol_value", tensor_type([], i64, ctx), [], [], tdomain,
-                           {"expr": expr_attr(_text(parse(f"{size} - {start}")), ctx)}, ctx)
+            rows = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                           {"expr": expr_attr(_text(parse(f"{plan.size} - {start}")), ctx)}, ctx)
+            lt = ir.IntegerAttr.get(ir.IntegerType.get_signless(32, ctx), int(enums.BinaryKind.lt))
             valid = _create("sdg.binary", tensor_type(vshape, "i1", ctx), [iota, rows], [ident, ident], tdomain,
-                            {"kind": ir.IntegerAttr.get(ir.IntegerType.get_signless(32, ctx), int(enums.BinaryKind.lt))}, ctx)
+                            {"kind": lt}, ctx)
             fill = _create("sdg.full", tensor_type([], elt, ctx), [], [], [],
                            {"value": ir.FloatAttr.get(ir.F64Type.get(ctx), IDENTITY[kind])}, ctx)
             value = _create("sdg.where", vtype, [valid, value, fill], [ident, vdep, []], tdomain, ctx=ctx)
@@ -393,7 +419,3 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
         final = _create("sdg.reduce", red.results[0].type, [partial], [domain + [f"0:{count}"]], domain,
                         final_attrs, ctx)
     red.results[0].replace_all_uses_with(final)
-    for k in [r] + list(reversed(plan.chain)):
-        if list(g.ops[k].results[0].uses):
-            raise PassFailure("internal error in sdg-tile: a tiled op is still read", g.ops[k])
-        g.ops[k].erase()

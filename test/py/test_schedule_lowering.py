@@ -234,3 +234,18 @@ def test_a_non_affine_dependence_fails_the_pass_at_its_op(pipeline):
     (diag,) = info.value.error_diagnostics
     assert str(diag.location) == 'loc("-":5:8)'
     assert diag.message.startswith("'sdg.reduce' operand 0 (%1[t * t:T]) cannot be scheduled")
+
+
+def test_loop_tree_folds_conditions_the_context_decides():
+    """isl writes a guard that the context decides as an integer (with a derived
+    bound N = (T + 63) // 64 in the context; seen on REINFORCE tiled by sdg-tile):
+    and/or/not/select of such a constant fold away before the tree is used."""
+    from tidal.lowering.loop_ast import _fold_constant_condition as fold
+    ge = ("ge", ("var", "T"), ("int", 2))
+    assert fold(("and", ("int", 1), ge)) == ge
+    assert fold(("and", ge, ("int", 0))) == ("int", 0)
+    assert fold(("or", ("int", 0), ge)) == ge
+    assert fold(("or", ge, ("int", 1))) == ("int", 1)
+    assert fold(("not", ("int", 0))) == ("int", 1)
+    assert fold(("select", ("int", 0), ("var", "a"), ("var", "b"))) == ("var", "b")
+    assert fold(("and", ge, ge)) == ("and", ge, ge)

@@ -82,8 +82,37 @@ sdg.graph @maximum dims [] {
 
 // -----
 
+// Two reductions over the rows of one chain (a sum and a max of exp(x)) are
+// tiled together: one tile dim, the chain computed once per tile, each
+// reduction masked with its own identity.
+// CHECK-LABEL: sdg.graph @shared dims [n < N = 2]
+// CHECK: %[[T:.*]] = sdg.slice 0 at <64 * n> %{{.*}}[] domain [n]
+// CHECK: %[[P:.*]] = sdg.pad 0 <0> <max(0, 64 * n - 36)> value 0.000000e+00 %[[T]][n] domain [n]
+// CHECK: %[[E:.*]] = sdg.unary exp %[[P]][n] domain [n]
+// CHECK-NOT: sdg.unary exp
+// CHECK: sdg.full 0.000000e+00
+// CHECK: %[[A:.*]] = sdg.where %{{.*}}[n], %[[E]][n], %{{.*}}[] domain [n]
+// CHECK: %[[QA:.*]] = sdg.reduce sum [0] %[[A]][n] domain [n]
+// CHECK: %[[S:.*]] = sdg.reduce sum [0] %[[QA]][0:N] domain []
+// CHECK: sdg.full 0xFFF0000000000000
+// CHECK: %[[B:.*]] = sdg.where %{{.*}}[n], %[[E]][n], %{{.*}}[] domain [n]
+// CHECK: %[[QB:.*]] = sdg.reduce max [0] %[[B]][n] domain [n]
+// CHECK: %[[M:.*]] = sdg.reduce max [0] %[[QB]][0:N] domain []
+// CHECK: sdg.output "s" %[[S]][]
+// CHECK: sdg.output "m" %[[M]][]
+sdg.graph @shared dims [] {
+  %x = sdg.input "x" domain [] : !tidal.tensor<[100, 4], f32>
+  %e = sdg.unary exp %x[] domain [] : (!tidal.tensor<[100, 4], f32>) -> !tidal.tensor<[100, 4], f32>
+  %s = sdg.reduce sum [0] %e[] domain [] : (!tidal.tensor<[100, 4], f32>) -> !tidal.tensor<[4], f32>
+  %m = sdg.reduce max [0] %e[] domain [] : (!tidal.tensor<[100, 4], f32>) -> !tidal.tensor<[4], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[4], f32>
+  sdg.output "m" %m[] domain [] : !tidal.tensor<[4], f32>
+}
+
+// -----
+
 // Refused: a window whose size varies with the point (x[0:t + 1]); a reduction
-// over another axis; argmax; a reduction of a value that another op reads too
+// over another axis; argmax; a reduction of a value that an output reads whole
 // (the chain would be empty: slicing a value that stays whole saves nothing);
 // an integer max (no exact identity to mask with in sdg.full); 64 rows or
 // fewer (one tile).

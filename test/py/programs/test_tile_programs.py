@@ -78,11 +78,12 @@ def test_tiled_graphs_agree(text, tile, bound, values, derived):
                                            err_msg=f"{backend} {name} {bounds}")
 
 
-def test_every_reduction_of_the_graph_is_tiled():
+def test_reductions_over_one_axis_share_the_tiles():
     after = _tiled(EPISODE, 4)
-    # the sum and the min of the episode, each over its own tile dim
-    assert "n < N = (T + 3) floordiv 4, n1 < N1 = (T + 3) floordiv 4" in after
+    # the sum and the min of the episode: one tile dim, one loop over the tiles
+    assert "dims [t < T, n < N = (T + 3) floordiv 4] {" in after
     assert "0x7FF0000000000000" in after   # min's mask: +inf
+    assert after.count("%0[4 * n:min(4 * n + 4, T)]") == 2   # each reads the tile of x
 
 
 def test_runs_do_not_give_derived_bounds():
