@@ -230,8 +230,9 @@ class LauncherGen:
             value = self.host_read(node, edge, lines)
             leaves.append(value if self.traced else f"_h2d({value})")  # counts NumPy values
             return LazyOperand("value")
-        if not plan.static_shape or any(c.kind == "slice" and c.step != 1 for c in comps):
-            return None
+        if not plan.static_shape or any(c.kind == "slice" and c.step != 1 for c in comps) \
+                or not all(s.isdigit() for s in src.result_shapes[edge.result]):
+            return None   # (an input's shape of bounds, (T, 8): read whole, not lazily)
         shape = tuple(int(s) for s in src.result_shapes[edge.result])
         spec = LazyOperand("lazy", [], shape, self_read=(name == out_store), identity=identity)
         if not spec.self_read:

@@ -42,10 +42,12 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # before fusion, so that the batched ops fuse; tiling after vectorization (the
 # freshly batched axes are what it splits back into tiles when a value is too
 # big; its default threshold, 256 MiB at one point, leaves ordinary programs
-# alone), before fusion, so that the ops of a tile fuse; fusion last, so that
-# it groups what is left.
+# alone), before fusion, so that the ops of a tile fuse; contraction after
+# both (a vectorized weight gradient's sum over the steps of per-step products
+# becomes one matmul over steps and rows; tiling must see the sum first, as one
+# of the reductions it splits); fusion last, so that it groups what is left.
 DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-simplify", "cse", "sdg-reassociate", "sdg-lift",
-                                       "sdg-vectorize", "sdg-tile", "sdg-fuse")
+                                       "sdg-vectorize", "sdg-tile", "sdg-contract", "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:

@@ -388,14 +388,19 @@ def programs(draw, max_steps: int = 10):
             desc.stmts.append(("output", names[i], i, None))
     temporal = [i for i in made if desc.nodes[i].domain]
     floats = [i for i in temporal if desc.nodes[i].kind == "f"]
+    whole_w = None   # the weight of a matmul summed over a whole dim (below)
     if floats and "whole_range" not in EXCLUDE and g.chance(0.3):
         # a derived value read only over all of one dim (a gradient's sum over t):
         # what sdg-vectorize turns into one batched op
         i = g.pick(floats)
+        if desc.nodes[i].shape and g.chance(0.5):
+            i = g.matmul(i)   # then the loss's weight gradient sums per-step products (sdg-contract)
+            whole_w = desc.nodes[i].args[1]
         v = g.unary(g.pick(FLOAT_UNARY), i)
         d = g.pick(desc.nodes[v].domain)
         r = g.treduce(g.index(v, [("full", 1) if x == d else ("id",) for x in desc.nodes[v].domain]))
         desc.stmts.append(("output", "ow", r, None))
+        names[r] = "ow"   # a loss for the gradients below: its weight gradients sum per-step products
     if floats and "lift_window" not in EXCLUDE and g.chance(0.3):
         # a reduction over a prefix x[0:t + 1] or suffix x[t:T], maybe through an
         # elementwise op: what sdg-lift turns into one scan over the whole dim
@@ -418,8 +423,9 @@ def programs(draw, max_steps: int = 10):
                 if wrt:
                     losses.append((i, wrt))
         if losses:
-            loss, wrt = g.pick(losses)
-            chosen = sorted({g.pick(wrt) for _ in range(g.pick([1, 2]))})
+            whole = [(i, w) for i, w in losses if whole_w in w]
+            loss, wrt = g.pick(whole) if whole and g.chance(0.7) else g.pick(losses)
+            chosen = sorted({g.pick(wrt) for _ in range(g.pick([1, 2]))} | ({whole_w} & set(wrt)))
             gnames = [f"g{k}" for k in range(len(chosen))]
             desc.stmts.append(("grad", loss, tuple(chosen), tuple(gnames)))
             desc.grads = [(nm, w, loss) for nm, w in zip(gnames, chosen)]
