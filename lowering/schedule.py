@@ -47,6 +47,7 @@ from .dependence_check import first_violated, first_violated_pairwise
 from .executed_order import drop_lifted_args, executed_order, lift_zero_dim
 from .graph import Graph, op_weight
 from .loop_ast import from_isl
+from .loop_peel import peel_equality_guards
 from .needed import needed_domains
 from .polyhedral import NotConverged, Polyhedral, statement_name
 
@@ -180,6 +181,7 @@ class GraphSchedule:
         tree = from_isl(isl.AstBuild.from_context(self.poly.context).node_from_schedule(schedule))
         if lifted:
             drop_lifted_args(tree, self.graph)
+        tree = peel_equality_guards(tree)   # checked below like the rest of the tree
         order, problem = self.verify_tree(tree)
         return (tree, order, None) if problem is None else (None, None, problem)
 
