@@ -31,6 +31,8 @@ whose `if` has an `else`, are peeled, the first one of each loop only
 """
 from __future__ import annotations
 
+import copy
+
 from .loop_ast import Exec, For, If
 
 __all__ = ["peel_equality_guards", "MAX_PEELS"]
@@ -78,9 +80,11 @@ def _peel(loop: For, budget: int) -> list:
     k, e = found
     without = loop.body[:k] + loop.body[k].orelse + loop.body[k + 1:]   # var != e: the else holds
     one = ("add", e, ("int", 1))
-    before = For(loop.var, loop.lower, ("min", loop.upper, e), 1, without)
+    # Every copy gets statements of its own: later passes annotate them in place
+    # (merge_branches: the branches a merge can take where it runs).
+    before = For(loop.var, loop.lower, ("min", loop.upper, e), 1, copy.deepcopy(without))
     at = For(loop.var, ("max", loop.lower, e), ("min", loop.upper, one), 1, loop.body)
-    after = For(loop.var, ("max", loop.lower, one), loop.upper, 1, [s for s in without])
+    after = For(loop.var, ("max", loop.lower, one), loop.upper, 1, copy.deepcopy(without))
     return _peel(before, budget - 1) + [at] + _peel(after, budget - 1)
 
 

@@ -59,6 +59,8 @@ def test_peels_the_guarded_iteration():
     assert fors(peeled) == 3
     before, at, after = peeled
     assert all(not (isinstance(s, If) and s.cond[0] == "and") for s in before.body + after.body)
+    execs = [s for s in walk(peeled) if isinstance(s, Exec)]
+    assert len({id(s) for s in execs}) == len(execs)   # no statement shared between the copies
     for t in range(0, 12):
         for i in (1, 2, 3):
             env = {"T": t, "I": i}

@@ -535,3 +535,27 @@ def test_f15_gradient_of_a_product_with_zero_factors_is_not_nan(zeros):
         want = np.asarray(jax.grad(f)(jnp.asarray(xv, jnp.float64)))
     outs = run_everywhere(p, {"T": 4}, {"x": xv})
     assert_all(outs, "g", want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("T", [2, 3, 5])
+def test_f16_a_merge_in_a_peeled_loop_keeps_the_branches_of_each_copy(T):
+    # isl guards the backward recurrence's first step (`c0 == -1`) with an else;
+    # lowering/loop_peel.py splits that loop in three. The copies once shared their
+    # statements, so the merge o[t] got the branches of the last copy annotated:
+    # on jax, o[1] read the branch that does not hold there (0 instead of 1.386).
+    with td.Program("f16") as p:
+        (t, T_), = p.dims("t")
+        s = td.recurrent(shape=(3,), domain=(t,))
+        s[T_ - 1] = 0.5
+        s[t - 1, (t - 1) % 3 == 0] = s
+        s[t - 1] = td.tanh(s + s)
+        o = td.recurrent(shape=(), domain=(t,))
+        o[t % 3 == 1] = td.tanh(s).sum()
+        o[t] = s.sum()
+        p.output("o", o)
+    state = [np.full(3, 0.5, np.float32)]
+    for k in range(T - 2, -1, -1):   # s[k] from s[k + 1]
+        nxt = state[0]
+        state.insert(0, nxt if k % 3 == 0 else np.tanh(nxt + nxt))
+    expected = [np.tanh(v).sum() if k % 3 == 1 else v.sum() for k, v in enumerate(state)]
+    assert_all(run_everywhere(p, {"T": T}, {}), "o", expected, rtol=1e-6, atol=1e-6)
