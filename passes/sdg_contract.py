@@ -192,8 +192,8 @@ class SdgContract(ModulePass):
     """Folds a batched matmul's sum over its batch axis into the contraction (see the module doc)."""
 
     name: ClassVar[str] = "sdg-contract"
-    summary: ClassVar[str] = ("Fold `reduce sum [0]` of a batched matmul of a transpose (a vectorized weight "
-                              "gradient) into one matmul contracting over the batch axis too")
+    summary: ClassVar[str] = ("Fold a sum over the leading axes of a matmul into the matmul: a vectorized weight "
+                              "gradient contracts over steps and rows; sum_t a[t] @ W becomes (sum_t a[t]) @ W")
 
     def run(self, op: ir.Operation) -> None:
         self.num_contracted = 0   # for tests and callers
