@@ -29,11 +29,19 @@ d of the whole-range scan is exactly the scan of the window, since a reverse
 scan at a position reads only what follows it up to the end, a forward one
 only what precedes it from the start.
 
+A sum over any other window of the step, `x[lo:hi]` with lo or hi using d
+(a sliding window, `x[max(0, d - 7):d + 1]`, or n-step's `x[d:min(d + n, D)]`),
+becomes `cz[hi] - cz[lo]`, cz the cumulative sum of the whole range with a
+zero row in front: O(D) instead of O(D * n). It is accumulated in f64 and cast
+back (a difference of two large float32 prefix sums would lose the window's
+digits), so only float types of at most 32 bits are lifted this way.
+
 Refused (left as they are): ops on a cycle (a recurrence reading the window
-would wait for the whole range it feeds), windows that are neither such a
-suffix nor such a prefix (`x[t:min(t + n, T)]`, sliding windows), reductions
-over other axes or several, `any`/`all`/`argmax`/`argmin`, and window chains
-through other ops (matmul, reshape, ...). The cost of the rewrite is that
+would wait for the whole range it feeds), other reductions (max, prod, ...)
+and scans over windows that are neither such a suffix nor such a prefix,
+float64 sums over such windows, reductions over other axes or several,
+`any`/`all`/`argmax`/`argmin`, and window chains through other ops (matmul,
+reshape, ...). The cost of the rewrite is that
 the scan runs once all of the range is ready: for a suffix that is when the
 first window is ready anyway; for a prefix the earlier points wait, which
 the schedule absorbs (nothing on a cycle reads them).
@@ -125,7 +133,20 @@ class _Lifter:
             return "suffix"
         if _same(lo, Const(0)) and _same(hi, simplify(parse(step) + 1)):
             return "prefix"
+        try:   # another window of the step (a sliding one): only sums lift it (_window_sum)
+            ends = [simplify(parse(x)) for x in (lo, hi)]
+        except SymbolicError:
+            return None
+        if any(any(sym.name == step for sym in e.free_symbols) for e in ends):
+            return f"range {to_text(ends[0])}:{to_text(ends[1])}"
         return None
+
+    def has_window_size(self, size: str, kind: str) -> bool:
+        """Whether a leading axis of `size` is the window of `kind`."""
+        if kind.startswith("range "):
+            lo, hi = kind[len("range "):].split(":")
+            return _same(size, simplify(parse(hi) - parse(lo)))
+        return self.window_of(size) == kind
 
     def lifted(self, k: int, i: int, kind: str, rank: int):
         """Operand i of op k lifted to the whole range: (value, components over the
@@ -159,7 +180,7 @@ class _Lifter:
         if o.name not in ELEMENTWISE or len(o.results) != 1 or k in self.cyclic:
             return None
         shape = tensor_shape(o.results[0].type)
-        if not shape or self.window_of(shape[0]) != kind or any(_mentions(s, self.step) for s in shape[1:]):
+        if not shape or not self.has_window_size(shape[0], kind) or any(_mentions(s, self.step) for s in shape[1:]):
             return None
         operands = [self.lifted(k, i, kind, len(shape)) for i in range(len(o.operands))]
         if any(x is None for x in operands):
@@ -272,6 +293,8 @@ class _Lifter:
             return
         kind = self.window_of(read[0])
         if kind is None:
+            if red == "sum" and "keepdim" not in o.attributes:
+                self._window_sum(k, read)
             return
         elem = tensor_element_type(o.results[0].type)
         if red == "sum" and kind == "suffix":
@@ -292,6 +315,54 @@ class _Lifter:
             attrs["reverse"] = ir.UnitAttr.get()
         scan = _create(o, "sdg.scan", [self.bound] + read[1:], elem, [x], self._domain(k), attrs)
         self._replace_reduction(k, scan)
+
+    def _window_sum(self, k: int, read: list[str]) -> None:
+        """The sum over any other window x[lo:hi] of the step (a sliding one,
+        x[max(0, d - 7):d + 1]) -> cz[hi] - cz[lo], cz the cumulative sum of the
+        whole range with a zero row in front, accumulated in f64 (the difference
+        of two large prefix sums would lose a float32 window's digits); floats of
+        at most 32 bits only (f64 has no wider type to accumulate in)."""
+        g, o = self.g, self.g.ops[k]
+        elem = tensor_element_type(o.results[0].type)
+        if elem not in ("f32", "f16", "bf16") or tensor_element_type(o.operands[0].type) != elem:
+            return
+        kind = self._range_kind(k)
+        if kind is None or not self.has_window_size(read[0], kind):
+            return
+        x = self.lifted(k, 0, kind, len(read))
+        if x is None:
+            return
+        ctx, rest, dom, full = o.context, read[1:], self._domain(k), list(g.domain[k])
+        axis = ir.IntegerAttr.get(I64(), 0)
+        wide = _create(o, "sdg.cast", [self.bound] + rest, "f64", [x], dom, {})
+        cum = _create(o, "sdg.scan", [self.bound] + rest, "f64", [(wide, dom)], dom,
+                      {"kind": _scan_kind("cumsum"), "dim": axis})
+        zero = _create(o, "sdg.pad", [to_text(simplify(parse(self.bound) + 1))] + rest, "f64", [(cum, dom)], dom,
+                       {"dim": axis, "before": expr_attr("1", ctx), "after": expr_attr("0", ctx),
+                        "value": ir.FloatAttr.get(ir.F64Type.get(ctx), 0.0, loc=o.location)})
+        ends = [_create(o, "sdg.take", rest, "f64", [(zero, dom)], full,
+                        {"dim": axis, "index": expr_attr(to_text(parse(e), mlir=True), ctx)})
+                for e in kind[len("range "):].split(":")]
+        sub = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(_binary_kind("sub")))
+        diff = _create(o, "sdg.binary", rest, "f64", [(ends[1], full), (ends[0], full)], full, {"kind": sub})
+        o.results[0].replace_all_uses_with(_create(o, "sdg.cast", rest, elem, [(diff, full)], full, {}))
+        self.count += 1
+
+    def _range_kind(self, k: int) -> str | None:
+        """The first `range` window read by reduction k's operand chain (elementwise
+        ops over the step read at the point)."""
+        g, todo, seen = self.g, [k], {k}
+        while todo:
+            j = todo.pop()
+            for src, dep in g.reads[j]:
+                kind = self._read_window(src, dep)
+                if kind is not None and kind.startswith("range "):
+                    return kind
+                if src is not None and src not in seen and g.ops[src].name in ELEMENTWISE \
+                        and list(dep) == list(g.domain[src]) and self.step in g.domain[src]:
+                    seen.add(src)
+                    todo.append(src)
+        return None
 
     def _discounted(self, k: int):
         """(gamma operand, lifted x) when op k sums x * gamma ** position over a suffix."""
@@ -398,6 +469,11 @@ def _enum_name(o: ir.Operation) -> str:
     if table is None or "kind" not in o.attributes:
         return ""
     return str(table(ir.IntegerAttr(o.attributes["kind"]).value))
+
+
+def _binary_kind(name: str) -> int:
+    from tidal.dialects import enums
+    return getattr(enums.BinaryKind, name)
 
 
 def _scan_kind(name: str) -> ir.Attribute:

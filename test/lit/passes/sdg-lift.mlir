@@ -69,12 +69,44 @@ sdg.graph @discounted dims [t < T] {
 
 // -----
 
-// Refused: a window that is neither a suffix nor a prefix (n-step returns), a
-// forward scan over a suffix, a reduction over another axis, argmax, a window
+// Sums over sliding windows (a trailing window of 8 of exp(x), a leading one of
+// 3 cut at the end) become differences of one cumulative sum of the whole range,
+// accumulated in f64, with a zero row in front: cz[hi] - cz[lo]. A float64
+// window (no wider type to accumulate in) stays.
+// CHECK-LABEL: sdg.graph @sliding
+// CHECK: %[[X:.*]] = sdg.input "x"
+// CHECK: %[[E:.*]] = sdg.unary exp %[[X]][t]
+// CHECK: %[[W:.*]] = sdg.cast %[[E]][0:T] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[T, 4], f64>
+// CHECK: %[[C:.*]] = sdg.scan cumsum 0 %[[W]][] domain []
+// CHECK: %[[Z:.*]] = sdg.pad 0 <1> <0> value 0.000000e+00 %[[C]][] domain [] : (!tidal.tensor<[T, 4], f64>) -> !tidal.tensor<[T + 1, 4], f64>
+// CHECK: %[[LO:.*]] = sdg.take 0 at <max(0, t - 7)> %[[Z]][] domain [t]
+// CHECK: %[[HI:.*]] = sdg.take 0 at <t + 1> %[[Z]][] domain [t]
+// CHECK: %[[D:.*]] = sdg.binary sub %[[HI]][t], %[[LO]][t] domain [t]
+// CHECK: %[[S:.*]] = sdg.cast %[[D]][t] domain [t] : (!tidal.tensor<[4], f64>) -> !tidal.tensor<[4], f32>
+// CHECK: sdg.take 0 at <t> %{{.*}}[] domain [t]
+// CHECK: sdg.take 0 at <min(t + 3, T)> %{{.*}}[] domain [t]
+// CHECK: sdg.reduce sum [0] %{{.*}}[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f64>)
+// CHECK: sdg.output "w" %[[S]][t]
+sdg.graph @sliding dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %e = sdg.unary exp %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %s = sdg.reduce sum [0] %e[max(0, t - 7):t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %a = sdg.reduce sum [0] %x[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %y = sdg.input "y" domain [t] : !tidal.tensor<[4], f64>
+  %b = sdg.reduce sum [0] %y[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f64>) -> !tidal.tensor<[4], f64>
+  sdg.output "w" %s[t] domain [t] : !tidal.tensor<[4], f32>
+  sdg.output "a" %a[t] domain [t] : !tidal.tensor<[4], f32>
+  sdg.output "b" %b[t] domain [t] : !tidal.tensor<[4], f64>
+}
+
+// -----
+
+// Refused: a maximum over a window that is neither a suffix nor a prefix
+// (only sums of such windows lift, below), a forward scan over a suffix, a reduction over another axis, argmax, a window
 // value through a matmul, an element read at t broadcast across the window,
 // and a reduction on a cycle (a recurrence that reads its own prefix).
 // CHECK-LABEL: sdg.graph @refused
-// CHECK: sdg.reduce sum [0] %{{.*}}[t:min(t + 3, T)] domain [t]
+// CHECK: sdg.reduce max [0] %{{.*}}[t:min(t + 3, T)] domain [t]
 // CHECK: sdg.linear_scan 0 %{{.*}}[t], %{{.*}}[t:T] domain [t]
 // CHECK: sdg.reduce sum [1] %{{.*}}[0:t + 1] domain [t]
 // CHECK: sdg.reduce argmax [0] %{{.*}}[0:t + 1] domain [t]
@@ -84,7 +116,7 @@ sdg.graph @discounted dims [t < T] {
 // CHECK-NOT: sdg.scan
 sdg.graph @refused dims [t < T] {
   %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
-  %n = sdg.reduce sum [0] %x[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %n = sdg.reduce max [0] %x[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
   %a = sdg.full 1.0 domain [t] : !tidal.tensor<[T - t, 4], f32>
   %f = sdg.linear_scan 0 %a[t], %x[t:T] domain [t] : (!tidal.tensor<[T - t, 4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[T - t, 4], f32>
   %o = sdg.reduce sum [1] %x[0:t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[t + 1], f32>

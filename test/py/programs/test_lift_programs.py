@@ -184,3 +184,32 @@ def _forward_scan(a, b):
         acc = b[k] + a[k] * acc
         out[k] = acc
     return out
+
+
+@settings(max_examples=8, deadline=None)
+@given(width=st.integers(1, 5), ahead=st.booleans(), through_exp=st.booleans(), T=st.integers(1, 9))
+def test_sliding_window_sums_lift_to_a_prefix_sum_difference(width, ahead, through_exp, T):
+    """x[max(0, t - w + 1):t + 1] or x[t:min(t + w, T)] summed (maybe of exp(x)):
+    one cumulative sum in f64, read at both ends; equal to NumPy on every backend
+    and to the pipeline without the pass; a max over the same window is left."""
+    with td.Program() as p:
+        (t, T_), = p.dims("t")
+        x = td.input("x", shape=(3,), domain=(t,))
+        v = td.exp(x) if through_exp else x
+        w = v[t:td.min(t + width, T_)] if ahead else v[td.max(0, t - width + 1):t + 1]
+        p.output("s", w.sum(0))
+        p.output("m", w.amax(0))
+    xs = np.random.default_rng(width * 10 + T).standard_normal((T, 3)).astype(np.float32)
+    vs = np.exp(xs.astype(np.float64)) if through_exp else xs.astype(np.float64)
+    windows = [vs[k:min(k + width, T)] if ahead else vs[max(0, k - width + 1):k + 1] for k in range(T)]
+    want_s, want_m = np.stack([w.sum(0) for w in windows]), np.stack([w.max(0) for w in windows])
+    plain = p.compile(backend="numpy", passes=PLAIN).run(bounds={"T": T}, inputs={"x": xs})
+    for backend in ("reference", "numpy", "jax"):
+        exe = p.compile(backend=backend)
+        if backend == "numpy":
+            stage = exe.stages["sdg-lift"]
+            assert stage.count("sdg.pad 0 <1> <0>") == 1 and "reduce max [0]" in stage
+        out = exe.run(bounds={"T": T}, inputs={"x": xs})
+        np.testing.assert_allclose(out["s"], want_s, rtol=1e-5, atol=1e-5, err_msg=backend)
+        np.testing.assert_allclose(out["s"], plain["s"], rtol=1e-5, atol=1e-5, err_msg=backend)
+        np.testing.assert_allclose(out["m"], want_m, rtol=1e-6, err_msg=backend)
