@@ -138,7 +138,10 @@ def test_a_needed_max_over_an_empty_window_fails_on_every_backend(backend):
         p.output("m", x[td.max(0, t - 2):t].amax(0)); line = here()  # noqa: E702
         p.output("n", x[0:t].sum(0))           # an empty sum is 0: not an error
     exe = p.compile(backend=backend)
-    with pytest.raises(EvaluationError, match=empty_max_error(line, "(t=0)") + r" \(shape \(0, 3\)"):
+    # on jax the loop runs inside XLA (the empty sum lifts to a prefix-sum difference):
+    # its guard names the op and the point, not the shape
+    shape = "" if backend == "jax" else r" \(shape \(0, 3\)"
+    with pytest.raises(EvaluationError, match=empty_max_error(line, "(t=0)") + shape):
         exe.run(bounds={"T": 3}, inputs={"x": np.ones((3, 3), np.float32)})
 
 
