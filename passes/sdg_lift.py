@@ -34,7 +34,12 @@ A sum over any other window of the step, `x[lo:hi]` with lo or hi using d
 becomes `cz[hi] - cz[lo]`, cz the cumulative sum of the whole range with a
 zero row in front: O(D) instead of O(D * n). It is accumulated in f64 and cast
 back (a difference of two large float32 prefix sums would lose the window's
-digits), so only float types of at most 32 bits are lifted this way.
+digits), so only float types of at most 32 bits are lifted this way, and
+only windows that can hold more than `min-window` rows (default 32). On the
+2-core CPU, a sum of exp(x) over windows of w rows of 64 floats, T = 2,000,
+took (direct / lifted, ms): w = 8: 1.4 / 2.3, 16: 1.5 / 2.6, 32: 1.3 / 1.8,
+64: 6.0 / 2.3, 512: 19.9 / 1.7 (the lifted form is three XLA programs
+instead of one loop).
 
 Refused (left as they are): ops on a cycle (a recurrence reading the window
 would wait for the whole range it feeds), other reductions (max, prod, ...)
@@ -68,7 +73,7 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape, tensor_type
-from tidal.symbolic import Const, SymbolicError, parse, simplify, to_text
+from tidal.symbolic import Const, SymbolicError, evaluate, parse, simplify, to_text
 
 from .base import ModulePass, option
 from .sdg_fuse import _read_type, _slice
@@ -99,8 +104,8 @@ class _Graph(_View):
 class _Lifter:
     """Lifts the windows over one step (see the module doc)."""
 
-    def __init__(self, g: _Graph, step: str):
-        self.g, self.step = g, step
+    def __init__(self, g: _Graph, step: str, min_window: int = 0):
+        self.g, self.step, self.min_window = g, step, min_window
         self.bound = g.bounds[g.steps.index(step)]
         self.cyclic = cyclic_over(g, step)
         self.clones: dict = {}
@@ -327,7 +332,7 @@ class _Lifter:
         if elem not in ("f32", "f16", "bf16") or tensor_element_type(o.operands[0].type) != elem:
             return
         kind = self._range_kind(k)
-        if kind is None or not self.has_window_size(read[0], kind):
+        if kind is None or not self.has_window_size(read[0], kind) or self._at_most(read[0], self.min_window):
             return
         x = self.lifted(k, 0, kind, len(read))
         if x is None:
@@ -347,6 +352,16 @@ class _Lifter:
         diff = _create(o, "sdg.binary", rest, "f64", [(ends[1], full), (ends[0], full)], full, {"kind": sub})
         o.results[0].replace_all_uses_with(_create(o, "sdg.cast", rest, elem, [(diff, full)], full, {}))
         self.count += 1
+
+    def _at_most(self, size: str, limit: int) -> bool:
+        """Whether a window of `size` never holds more than `limit` rows: its size
+        far from the edges (steps 2**20, bounds 2**21), e.g. 8 for min(t + 1, 8)."""
+        env = {b: 1 << 21 for b in self.g.bounds}
+        env.update({d: 1 << 20 for d in self.g.steps})
+        try:
+            return evaluate(parse(size), env) <= limit
+        except Exception:   # noqa: BLE001  a size the evaluator cannot compute: lift it
+            return False
 
     def _range_kind(self, k: int) -> str | None:
         """The first `range` window read by reduction k's operand chain (elementwise
@@ -505,6 +520,8 @@ class SdgLift(ModulePass):
     summary: ClassVar[str] = ("Replace reductions and scans over growing windows of a temporal dim "
                               "(x[0:t+1].sum, r[t:T].discounted_sum) by one scan over the whole dim")
     dims: str = option("", "steps to lift over, comma-separated (default: every step)")
+    min_window: int = option(32, "sums over sliding windows of at most this many rows stay direct sums "
+                                 "(the prefix-sum difference costs more than a short window)")
 
     def run(self, op: ir.Operation) -> None:
         self.num_lifted = 0   # for tests and callers
@@ -512,7 +529,7 @@ class SdgLift(ModulePass):
             with graph.context:
                 factored = _Lifter(_Graph(graph), step)
                 factored.factor_out()
-                lifter = _Lifter(_Graph(graph), step)
+                lifter = _Lifter(_Graph(graph), step, max(0, int(self.min_window)))
                 lifter.run()
             self.num_lifted += factored.count + lifter.count
             if lifter.count or factored.count:

@@ -6,8 +6,6 @@ import os
 import shlex
 import subprocess
 
-import re
-
 import numpy as np
 import pytest
 
@@ -182,7 +180,7 @@ def test_progress_for_compile_and_run(capsys, monkeypatch):
     monkeypatch.setenv("TIDAL_PROGRESS", "1")
     shown = exe.run(bounds={"T": 20}, inputs={"x": x})
     err = capsys.readouterr().err
-    assert re.search(r"host loop \d+: 100% .*? (\d+)/\1 ", err), err   # a loop's bar, run to its end
+    assert "host loop 1" in err and "19/19" in err
     for k in plain:
         np.testing.assert_array_equal(plain[k], shown[k])
 

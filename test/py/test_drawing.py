@@ -23,9 +23,9 @@ def _program():
         s = td.recurrent(shape=(2,), domain=(i, t))
         s[i, 0] = y[i, 0]
         s[i, t + 1] = s * 0.5 + y[i, t + 1]
-        w = y[i, td.max(0, t - 2):t + 1].amax(0)   # (max: sdg-lift rewrites sliding sums away)
+        w = y[i, td.max(0, t - 2):t + 1].sum(0)
         p.output("s", s)
-        p.output("w", w[i, t:td.min(t + 3, T)].amax(0))
+        p.output("w", w[i, t:td.min(t + 3, T)].sum(0))
     return p
 
 

@@ -69,33 +69,37 @@ sdg.graph @discounted dims [t < T] {
 
 // -----
 
-// Sums over sliding windows (a trailing window of 8 of exp(x), a leading one of
-// 3 cut at the end) become differences of one cumulative sum of the whole range,
-// accumulated in f64, with a zero row in front: cz[hi] - cz[lo]. A float64
-// window (no wider type to accumulate in) stays.
+// Sums over sliding windows that can hold more than 32 rows (min-window: a
+// trailing window of 100 of exp(x), a leading one of 100 cut at the end) become
+// differences of one cumulative sum of the whole range, accumulated in f64,
+// with a zero row in front: cz[hi] - cz[lo]. A window of 3 stays a direct sum
+// (cheaper), and so does a float64 window (no wider type to accumulate in).
 // CHECK-LABEL: sdg.graph @sliding
 // CHECK: %[[X:.*]] = sdg.input "x"
 // CHECK: %[[E:.*]] = sdg.unary exp %[[X]][t]
 // CHECK: %[[W:.*]] = sdg.cast %[[E]][0:T] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[T, 4], f64>
 // CHECK: %[[C:.*]] = sdg.scan cumsum 0 %[[W]][] domain []
 // CHECK: %[[Z:.*]] = sdg.pad 0 <1> <0> value 0.000000e+00 %[[C]][] domain [] : (!tidal.tensor<[T, 4], f64>) -> !tidal.tensor<[T + 1, 4], f64>
-// CHECK: %[[LO:.*]] = sdg.take 0 at <max(0, t - 7)> %[[Z]][] domain [t]
+// CHECK: %[[LO:.*]] = sdg.take 0 at <max(0, t - 99)> %[[Z]][] domain [t]
 // CHECK: %[[HI:.*]] = sdg.take 0 at <t + 1> %[[Z]][] domain [t]
 // CHECK: %[[D:.*]] = sdg.binary sub %[[HI]][t], %[[LO]][t] domain [t]
 // CHECK: %[[S:.*]] = sdg.cast %[[D]][t] domain [t] : (!tidal.tensor<[4], f64>) -> !tidal.tensor<[4], f32>
 // CHECK: sdg.take 0 at <t> %{{.*}}[] domain [t]
-// CHECK: sdg.take 0 at <min(t + 3, T)> %{{.*}}[] domain [t]
-// CHECK: sdg.reduce sum [0] %{{.*}}[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f64>)
+// CHECK: sdg.take 0 at <min(t + 100, T)> %{{.*}}[] domain [t]
+// CHECK: sdg.reduce sum [0] %{{.*}}[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f32>)
+// CHECK: sdg.reduce sum [0] %{{.*}}[t:min(t + 100, T)] domain [t] : (!tidal.tensor<[4], f64>)
 // CHECK: sdg.output "w" %[[S]][t]
 sdg.graph @sliding dims [t < T] {
   %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
   %e = sdg.unary exp %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
-  %s = sdg.reduce sum [0] %e[max(0, t - 7):t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
-  %a = sdg.reduce sum [0] %x[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %s = sdg.reduce sum [0] %e[max(0, t - 99):t + 1] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %a = sdg.reduce sum [0] %x[t:min(t + 100, T)] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %n = sdg.reduce sum [0] %x[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
   %y = sdg.input "y" domain [t] : !tidal.tensor<[4], f64>
-  %b = sdg.reduce sum [0] %y[t:min(t + 3, T)] domain [t] : (!tidal.tensor<[4], f64>) -> !tidal.tensor<[4], f64>
+  %b = sdg.reduce sum [0] %y[t:min(t + 100, T)] domain [t] : (!tidal.tensor<[4], f64>) -> !tidal.tensor<[4], f64>
   sdg.output "w" %s[t] domain [t] : !tidal.tensor<[4], f32>
   sdg.output "a" %a[t] domain [t] : !tidal.tensor<[4], f32>
+  sdg.output "n" %n[t] domain [t] : !tidal.tensor<[4], f32>
   sdg.output "b" %b[t] domain [t] : !tidal.tensor<[4], f64>
 }
 
