@@ -64,7 +64,7 @@ from tidal.dialects.attrs import tensor_element_type, tensor_shape
 from tidal.symbolic import SymbolicError, parse, simplify, to_text
 
 from .base import ModulePass, PassFailure
-from .sdg_lift import _create, _enum_name, _read_shape
+from .sdg_lift import _attrs, _create, _enum_name, _read_shape
 from .sdg_vectorize import _mentions, _View
 
 __all__ = ["SdgContract"]
@@ -154,9 +154,7 @@ class _Contractions:
             return False
         dom = list(g.domain[r])
         keep = shapes[b][summed:] if "keepdim" not in red.attributes else ["1"] * summed + shapes[b][summed:]
-        attrs = {red.attributes[j].name: red.attributes[j].attr for j in range(len(red.attributes))
-                 if red.attributes[j].name not in ("deps", "domain")}
-        total = _create(red, "sdg.reduce", keep, elem, [(mm.operands[b], bdep)], dom, attrs)
+        total = _create(red, "sdg.reduce", keep, elem, [(mm.operands[b], bdep)], dom, _attrs(red))
         pairs = [(total, dom), (mm.operands[1 - b], g.reads[src][1 - b][1])]
         out = _create(red, "sdg.matmul", tensor_shape(red.results[0].type), elem, pairs if b == 0 else pairs[::-1],
                       dom, {})
