@@ -156,3 +156,18 @@ sdg.graph @step_padding dims [l < L] {
   %s = sdg.reduce sum [0] %p[0:L] domain [] : (!tidal.tensor<[3, 3], f32>) -> !tidal.tensor<[3, 3], f32>
   sdg.output "s" %s[] domain [] : !tidal.tensor<[3, 3], f32>
 }
+
+// -----
+
+// A take at a constant index (a value head's column 0 per step) vectorizes: its
+// index does not use t (it was refused while the index attribute was parsed
+// from its printed form, `#tidal.expr<0>`, which is no expression).
+// CHECK-LABEL: sdg.graph @take_constant
+// CHECK: %[[K:.*]] = sdg.take 2 at <0> %{{.*}}[0:T] domain [] : (!tidal.tensor<[4, 1], f32>) -> !tidal.tensor<[T, 4], f32>
+// CHECK: sdg.reduce sum [0] %[[K]][] domain []
+sdg.graph @take_constant dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4, 1], f32>
+  %k = sdg.take 1 at <0> %x[t] domain [t] : (!tidal.tensor<[4, 1], f32>) -> !tidal.tensor<[4], f32>
+  %s = sdg.reduce sum [0] %k[0:T] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[4], f32>
+}
