@@ -27,6 +27,7 @@ _TABLE: dict[str, str] = {
     "sdg-dce": "tidal.passes.sdg_dce:SdgDeadCodeElimination",
     "sdg-fuse": "tidal.passes.sdg_fuse:SdgFuse",
     "sdg-lift": "tidal.passes.sdg_lift:SdgLift",
+    "sdg-lift-recurrence": "tidal.passes.sdg_lift_recurrence:SdgLiftRecurrence",
     "sdg-reassociate": "tidal.passes.sdg_reassociate:SdgReassociate",
     "sdg-simplify": "tidal.passes.sdg_simplify:SdgSimplify",
     "sdg-tile": "tidal.passes.sdg_tile:SdgTile",

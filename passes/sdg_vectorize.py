@@ -54,13 +54,14 @@ from mlir import ir
 from tidal.dialects import ops_named
 from tidal.dialects.attrs import expr_attr, expr_text, index_attr, index_components, is_tensor_type, \
     tensor_element_type, tensor_shape, tensor_type
-from tidal.symbolic import Const, SymbolicError, parse, simplify
+from tidal.symbolic import Const, SymbolicError, parse, simplify, substitute, to_text
+from tidal.symbolic.logic import BoolConst
 
 from .base import ModulePass, PassFailure, option
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
 
-__all__ = ["SdgVectorize", "graph_steps", "cyclic_over"]
+__all__ = ["SdgVectorize", "graph_steps", "cyclic_over", "step_edges"]
 
 ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
 # ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis)
@@ -128,12 +129,65 @@ def cyclic_over(g: _View, step: str) -> set[int]:
     """The ops on a cycle of `g` once reads into the strict past of another
     past-only step (`W[i - 1]` when t is `step`) are left out: a chain of reads
     through an earlier point of such a step never comes back to the same point
-    of it, so those cycles do not tie the points of `step` together."""
-    past = _past_only_steps(g, step)
-    edges = [[s for s, dep in g.reads[k] if s is not None and not _into_the_past(g, s, dep, past)]
-             for k in range(len(g.ops))]
+    of it, so those cycles do not tie the points of `step` together.
+
+    Reads of merges are not followed through their cases here (step_edges'
+    `through_merges`): on PPO that finds two more ops (its old log-probabilities
+    and value targets) free of cycles over t, and once they are vectorized isl
+    picks a schedule whose epoch loop runs 23 guarded phases per epoch: 85 ->
+    520 ms per iteration, measured."""
+    edges = step_edges(g, step, through_merges=False)
     comps = strongly_connected(len(g.ops), lambda k: edges[k])
     return {k for c in comps for k in c if len(c) > 1 or k in edges[k]}
+
+
+def step_edges(g: _View, step: str, through_merges: bool = True) -> list[list[int]]:
+    """For each op, the ops it reads, as far as cycles over `step` go: reads
+    into the strict past of another past-only step are left out, and a read of a
+    merge at a point where some of its cases cannot hold (PPO's acting reads
+    the weights at epoch 0, `W[i, 0]`, where only the cases from the previous
+    iteration hold, not `W[i, k - 1]`) goes to the producers of the cases that
+    can, through the merge's own reads (unless `through_merges` is False)."""
+    past = _past_only_steps(g, step)
+    edges = []
+    for k in range(len(g.ops)):
+        out = []
+        for src, dep in g.reads[k]:
+            if src is None:
+                continue
+            reads = _through_merge(g, src, dep) if through_merges else [(src, dep)]
+            out += [s for s, d in reads if not _into_the_past(g, s, d, past)]
+        edges.append(out)
+    return edges
+
+
+def _through_merge(g: _View, src: int, dep: list[str]) -> list[tuple[int, list[str]]]:
+    """[(src, dep)], or for a merge read where some cases cannot hold, the reads
+    of the cases that can, with the merge's point replaced by the read's."""
+    o = g.ops[src]
+    dom = g.domain[src]
+    if o.name != "sdg.merge" or "conds" not in o.attributes or len(dep) != len(dom) \
+            or any(":" in c for c in dep):
+        return [(src, dep)]
+    try:
+        point = {e: parse(c) for e, c in zip(dom, dep)}
+        conds = [simplify(substitute(parse(expr_text(c)), point)) for c in ir.ArrayAttr(o.attributes["conds"])]
+    except (SymbolicError, TypeError, ValueError):
+        return [(src, dep)]
+    if not any(isinstance(c, BoolConst) and not c.value for c in conds):
+        return [(src, dep)]
+    out = []
+    for c, (case_src, case_dep) in zip(conds, g.reads[src]):
+        if isinstance(c, BoolConst) and not c.value:
+            continue
+        if case_src is None:
+            continue
+        try:
+            composed = [c2 if ":" in c2 else to_text(simplify(substitute(parse(c2), point))) for c2 in case_dep]
+        except (SymbolicError, TypeError, ValueError):
+            return [(src, dep)]
+        out.append((case_src, composed))
+    return out
 
 
 def _past_only_steps(g: _View, step: str) -> set[str]:
@@ -202,7 +256,7 @@ class _Plan:
                 return False   # the block read would put T after that slice's axis
         if any(a in o.attributes and _mentions(expr_text(o.attributes[a]), step) for a in STEP_ATTRS):
             return False   # a slice start or padding that varies with the step: no one batched op
-        if o.name == "sdg.take" and _mentions(str(o.attributes["index"]), step) and not self._gather_all(k):
+        if o.name == "sdg.take" and _mentions(expr_text(o.attributes["index"]), step) and not self._gather_all(k):
             return False
         if o.name == "sdg.concat" and not all(self.batched(s) for s, _ in g.reads[k]):
             return False

@@ -37,7 +37,9 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # tables); matmul chains are reassociated while every op still runs per point
 # (its cost model sums per-point costs); lifting then replaces window
 # reductions and scans by whole-range scans, which removes the window reads
-# that would stop vectorization; vectorization next (ops over a temporal dim whose readers need all
+# that would stop vectorization (sdg-lift-recurrence, which turns linear
+# recurrences into linear scans, is not in the default: on PPO it moves isl to
+# a schedule 6x slower, see its docstring); vectorization next (ops over a temporal dim whose readers need all
 # of it become one batched op: a learner's backward pass after the episode),
 # before fusion, so that the batched ops fuse; tiling after vectorization (the
 # freshly batched axes are what it splits back into tiles when a value is too
