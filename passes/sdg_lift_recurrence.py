@@ -76,12 +76,12 @@ from mlir import ir
 
 from tidal.dialects.attrs import expr_attr, expr_text, tensor_element_type, tensor_shape
 from tidal.dialects.attrs import index_attr, tensor_type
-from tidal.symbolic import Const, SymbolicError, parse, simplify, substitute, to_text
+from tidal.symbolic import SymbolicError, parse, simplify, substitute, to_text
 
 from .base import ModulePass, option
 from .sccs import strongly_connected
 from .sdg_lift import I64, _create, _enum_name, _erase_dead, _Graph, _read_shape
-from .sdg_vectorize import _mentions, graph_steps, step_edges
+from .sdg_vectorize import _mentions, graph_steps, step_edges, step_offset
 
 __all__ = ["SdgLiftRecurrence"]
 
@@ -103,17 +103,6 @@ def _substitute(component: str, step: str, value: str) -> str | None:
         return to_text(simplify(substitute(parse(component), {step: parse(value)})))
     except (SymbolicError, TypeError, ValueError):
         return None
-
-
-def _offset(component: str, step: str) -> int | None:
-    """c for a component `step + c` (any integer c), else None."""
-    if ":" in component:
-        return None
-    try:
-        delta = simplify(parse(component) - parse(step))
-    except SymbolicError:
-        return None
-    return int(delta.value) if isinstance(delta, Const) else None
 
 
 class _Recurrences:
@@ -158,7 +147,7 @@ class _Recurrences:
             return None
         if any(c != e for e, c in zip(g.domain[k], dep) if e != d):
             return None
-        return _offset(dep[g.domain[k].index(d)], d)
+        return step_offset(dep[g.domain[k].index(d)], d)
 
     def _match(self, m: int, offset: int):
         """(add, mul or None, a ref or None, b ref) of the true case, or None;
@@ -191,7 +180,7 @@ class _Recurrences:
         if d not in g.domain[src]:
             return 0 if not any(_mentions(c, d) for c in dep) else None
         pos = g.domain[src].index(d)
-        c = _offset(dep[pos], d)
+        c = step_offset(dep[pos], d)
         if c is None or any(_mentions(x, d) for j, x in enumerate(dep) if j != pos):
             return None
         return c + ref[2]

@@ -88,15 +88,21 @@ def _mentions(text: str, step: str) -> bool:
         return True
 
 
-def _shift(component: str, step: str) -> int | None:
-    """c for a component `step + c` (c <= 0), else None."""
+def step_offset(component: str, step: str) -> int | None:
+    """c for a component `step + c` (any integer c), else None."""
     if ":" in component:
         return None
     try:
         delta = simplify(parse(component) - parse(step))
     except SymbolicError:
         return None
-    return int(delta.value) if isinstance(delta, Const) and int(delta.value) <= 0 else None
+    return int(delta.value) if isinstance(delta, Const) else None
+
+
+def _shift(component: str, step: str) -> int | None:
+    """c for a component `step + c` (c <= 0), else None."""
+    c = step_offset(component, step)
+    return c if c is not None and c <= 0 else None
 
 
 def _read_rank(o: ir.Operation, i: int) -> int:
