@@ -15,13 +15,17 @@ from test_fuzz_fusion import agree
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 
-def pass_on_random_programs(request, name: str, previous: str, element: str | None = None) -> dict:
+def pass_on_random_programs(request, name: str, previous: str, element: str | None = None,
+                            pipelines: tuple | None = None) -> dict:
     """Random programs compiled with the default pipeline and without pass `name`
     agree at two sets of bounds (jax too where the pass changed the IR, i.e. its
     stage differs from stage `previous`); returns how many it changed. `element`:
-    the pass with options, in place of `name` in the default pipeline."""
+    the pass with options, in place of `name` in the default pipeline.
+    `pipelines`: (with the pass, without it) for a pass not in the default."""
     without = tuple(p for p in DEFAULT_SDG_PASSES if p != name)
     with_pass = tuple(element if p == name and element else p for p in DEFAULT_SDG_PASSES)
+    if pipelines is not None:
+        with_pass, without = pipelines
     seen = {"programs": 0, "changed": 0}
 
     @pass_settings(request.config)
