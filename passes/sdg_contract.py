@@ -172,11 +172,18 @@ class _Contractions:
         # whole episode (h[i, 0:T]) moved later fused REINFORCE n-step's return loop
         # into its acting loop with guards in every step: 2x slower in XLA.
         flat = _create(perm, "sdg.reshape", [merged, m], elem, [(perm.operands[0], xdep)], pdom, {})
-        lhs = _create(perm, "sdg.permute", [m, merged], elem, [(flat, pdom)], pdom,
-                      {"perm": ir.DenseI64ArrayAttr.get([1, 0], red.context)})
-        rhs = _create(red, "sdg.reshape", [merged, n], elem, [(mm.operands[1], bdep)], dom, {})
-        out = _create(red, "sdg.matmul", [m, n], elem, [(lhs, pdom), (rhs, dom)], dom, {})
-        if "keepdim" in red.attributes:
+        if n == "1":
+            # One column (a value head's weight gradient): g^T @ h, whose g^T is a reshape.
+            # XLA on CPU runs h^T @ g as a transposed copy of h then a matrix-vector
+            # product: 12800 rows of 64, 0.48 ms plus the copy, against 0.12 ms.
+            row = _create(red, "sdg.reshape", ["1", merged], elem, [(mm.operands[1], bdep)], dom, {})
+            out = _create(red, "sdg.matmul", ["1", m], elem, [(row, dom), (flat, pdom)], dom, {})
+        else:
+            lhs = _create(perm, "sdg.permute", [m, merged], elem, [(flat, pdom)], pdom,
+                          {"perm": ir.DenseI64ArrayAttr.get([1, 0], red.context)})
+            rhs = _create(red, "sdg.reshape", [merged, n], elem, [(mm.operands[1], bdep)], dom, {})
+            out = _create(red, "sdg.matmul", [m, n], elem, [(lhs, pdom), (rhs, dom)], dom, {})
+        if n == "1" or "keepdim" in red.attributes:
             out = _create(red, "sdg.reshape", tensor_shape(red.results[0].type), elem, [(out, dom)], dom, {})
         red.results[0].replace_all_uses_with(out)
         red.erase()

@@ -23,6 +23,29 @@ sdg.graph @grad dims [i < I, t < T] {
 
 // -----
 
+// One column (a value head's weight gradient): g^T @ h, g^T being a reshape of
+// g (its one column is contiguous), then the (1, 5) row reshaped to (5, 1).
+// CHECK-LABEL: sdg.graph @column
+// CHECK: %[[H:.*]] = sdg.input "h"
+// CHECK: %[[G:.*]] = sdg.input "g"
+// CHECK: %[[F:.*]] = sdg.reshape %[[H]][i, 0:T] domain [i] : (!tidal.tensor<[8, 5], f32>) -> !tidal.tensor<[8 * T, 5], f32>
+// CHECK-NOT: sdg.permute
+// CHECK: %[[R:.*]] = sdg.reshape %[[G]][i] domain [i] : (!tidal.tensor<[T, 8, 1], f32>) -> !tidal.tensor<[1, 8 * T], f32>
+// CHECK: %[[M:.*]] = sdg.matmul %[[R]][i], %[[F]][i] domain [i] : (!tidal.tensor<[1, 8 * T], f32>, !tidal.tensor<[8 * T, 5], f32>) -> !tidal.tensor<[1, 5], f32>
+// CHECK: %[[C:.*]] = sdg.reshape %[[M]][i] domain [i] : (!tidal.tensor<[1, 5], f32>) -> !tidal.tensor<[5, 1], f32>
+// CHECK-NOT: sdg.reduce
+// CHECK: sdg.output "dw" %[[C]][i]
+sdg.graph @column dims [i < I, t < T] {
+  %h = sdg.input "h" domain [i, t] : !tidal.tensor<[8, 5], f32>
+  %g = sdg.input "g" domain [i] : !tidal.tensor<[T, 8, 1], f32>
+  %ht = sdg.permute [0, 2, 1] %h[i, 0:T] domain [i] : (!tidal.tensor<[8, 5], f32>) -> !tidal.tensor<[T, 5, 8], f32>
+  %p = sdg.matmul %ht[i], %g[i] domain [i] : (!tidal.tensor<[T, 5, 8], f32>, !tidal.tensor<[T, 8, 1], f32>) -> !tidal.tensor<[T, 5, 1], f32>
+  %dw = sdg.reduce sum [0] %p[i] domain [i] : (!tidal.tensor<[T, 5, 1], f32>) -> !tidal.tensor<[5, 1], f32>
+  sdg.output "dw" %dw[i] domain [i] : !tidal.tensor<[5, 1], f32>
+}
+
+// -----
+
 // keepdim: the contracted (2, 3) product gets its leading axis back; the
 // permute is also read elsewhere, so it stays.
 // CHECK-LABEL: sdg.graph @keep

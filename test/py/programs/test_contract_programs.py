@@ -1,5 +1,5 @@
 """sdg-contract end to end: weight gradients summed over an episode (rows per
-step, a vector per step, two dims) and sums of per-step products with a
+step, a vector per step, two dims, one column) and sums of per-step products with a
 weight are rewritten by the default pipeline and give NumPy's values on the
 reference interpreter and both scheduled backends, and the same values as the
 pipeline without the pass; a graph whose input has a shape of bounds (the
@@ -58,9 +58,11 @@ def _summed_products(text: str) -> int:
     return sum(m in products for m in re.findall(r"sdg\.reduce sum \[0[^]]*\] (?:keepdim )?(%\w+)\[", text))
 
 
-@pytest.mark.parametrize("rows,two_dims", [(6, False), (None, False), (3, True)])
-def test_summed_gradients_agree(rows, two_dims):
-    k, m = 4, 5
+@pytest.mark.parametrize("rows,two_dims,m", [(6, False, 5), (None, False, 5), (3, True, 5),
+                                             (6, False, 1), (3, True, 1)])
+def test_summed_gradients_agree(rows, two_dims, m):
+    """m = 1: a one-column weight (a value head), contracted as g^T @ h."""
+    k = 4
     p, w, v = _gradient_program(rows, k, m, two_dims)
     exes = {b: p.compile(backend=b) for b in BACKENDS}
     plain = p.compile(backend="numpy", passes=WITHOUT)
