@@ -29,6 +29,7 @@ _TABLE: dict[str, str] = {
     "sdg-lift": "tidal.passes.sdg_lift:SdgLift",
     "sdg-lift-recurrence": "tidal.passes.sdg_lift_recurrence:SdgLiftRecurrence",
     "sdg-reassociate": "tidal.passes.sdg_reassociate:SdgReassociate",
+    "sdg-restrict-merges": "tidal.passes.sdg_restrict_merges:SdgRestrictMerges",
     "sdg-simplify": "tidal.passes.sdg_simplify:SdgSimplify",
     "sdg-tile": "tidal.passes.sdg_tile:SdgTile",
     "sdg-vectorize": "tidal.passes.sdg_vectorize:SdgVectorize",

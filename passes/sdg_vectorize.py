@@ -21,7 +21,13 @@ the set:
 * every op outside the set that reads it reads all of d at once (`v[i, 0:T]`,
   typically the sum over t of a gradient). So each reader outside waited for
   every point anyway: the batched op runs when its last operand point is
-  ready, which delays nothing that reads it (the cost model of this pass).
+  ready, which delays nothing that reads it (the cost model of this pass);
+* or reads one point of it (`v[i, t]`, `v[i, T - 1]`) from a backward
+  recurrence over d (GAE: `adv[t] = delta[t] + c * adv[t + 1]`), whose loop
+  starts at d's last point, provided no backward recurrence feeds the op
+  (its operands' last points then come last): that loop could not start
+  before the batched op anyway. The read becomes a `take 0 at <t>` of the
+  batched value (PPO's critic runs once over the episode, not twice per step).
 
 Operands from outside the set that vary with d are read as whole blocks
 (`x[i, 0:T]`); operands without d are unchanged (they broadcast against the
@@ -61,7 +67,7 @@ from .base import ModulePass, PassFailure, option
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
 
-__all__ = ["SdgVectorize", "graph_steps", "cyclic_over", "step_edges"]
+__all__ = ["SdgVectorize", "graph_steps", "cyclic_over", "backward_over", "step_edges"]
 
 ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
 # ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis)
@@ -147,6 +153,27 @@ def cyclic_over(g: _View, step: str) -> set[int]:
     return {k for c in comps for k in c if len(c) > 1 or k in edges[k]}
 
 
+def backward_over(g: _View, step: str) -> set[int]:
+    """The ops of cycles over `step` (as in cyclic_over) whose reads inside the
+    cycle all go to the same or a later point of the step, one at least to a
+    later one (`adv[t] = delta[t] + c * adv[t + 1]`): a loop over them runs from
+    the step's last point down, so its first point needs the last of its operands."""
+    edges = step_edges(g, step, through_merges=False)
+    past = _past_only_steps(g, step)
+    out: set[int] = set()
+    for comp in strongly_connected(len(g.ops), lambda k: edges[k]):
+        members = set(comp)
+        if len(comp) == 1 and comp[0] not in edges[comp[0]]:
+            continue
+        offsets = [step_offset(dep[g.domain[src].index(step)], step)
+                   if step in g.domain[src] and len(dep) == len(g.domain[src]) else None
+                   for k in comp for src, dep in g.reads[k]
+                   if src in members and not _into_the_past(g, src, dep, past)]
+        if offsets and None not in offsets and min(offsets) >= 0 and max(offsets) > 0:
+            out |= members
+    return out
+
+
 def step_edges(g: _View, step: str, through_merges: bool = True) -> list[list[int]]:
     """For each op, the ops it reads, as far as cycles over `step` go: reads
     into the strict past of another past-only step are left out, and a read of a
@@ -224,6 +251,8 @@ class _Plan:
         self.g, self.step = g, step
         self.bound = g.bounds[g.steps.index(step)]
         cyclic = cyclic_over(g, step)
+        self.cyclic, self.backward = cyclic, backward_over(g, step)
+        self._after_backward: set[int] | None = None
         chosen = {k for k in range(len(g.ops)) if k not in cyclic and self._candidate(k)}
         changed = True
         while changed:   # drop ops read by someone outside other than through the whole range
@@ -231,7 +260,8 @@ class _Plan:
             for k in sorted(chosen):
                 # a vectorized producer read through another slice would put T after that axis
                 inside = any(src in chosen and any(":" in c for c in dep) for src, dep in g.reads[k])
-                if inside or not all(r in chosen or self._whole_range(k, r, i) for r, i in g.readers[k]):
+                if inside or not all(r in chosen or self._whole_range(k, r, i) or self.late_point(k, r, i)
+                                     for r, i in g.readers[k]):
                     chosen.discard(k)
                     changed = True
         self.chosen = chosen
@@ -285,6 +315,52 @@ class _Plan:
             return index and bool(shape) and parse(shape[0]).same(parse(self.bound))
         except SymbolicError:
             return False
+
+    def late_point(self, src: int, reader: int, operand: int) -> bool:
+        """Whether `reader` reads one point of `src` (`v[i, t]`, `v[i, T - 1]`) from a
+        backward recurrence over the step (backward_over) and `src`'s points come
+        last at the step's last point (_forward_upstream). Such a loop starts at
+        the step's last point, so the batched op, ready with its last operand
+        point, delays nothing: GAE reads the critic's values at t after the episode."""
+        g, step = self.g, self.step
+        if reader not in self.backward or g.ops[reader].name == "sdg.output":
+            return False
+        dep = g.reads[reader][operand][1]
+        own = self._component(src, dep)
+        if own is None or ":" in own or (_mentions(own, step) and step_offset(own, step) != 0):
+            return False   # a point t + c could fall outside 0..T-1 where its case does not hold
+        pos = g.domain[src].index(step)
+        others = [c for j, c in enumerate(dep) if j != pos]
+        return not any(":" in c or _mentions(c, step) for c in others) and self._forward_upstream(src)
+
+    def _forward_upstream(self, k: int) -> bool:
+        """Whether op k's points are all computable and come in order: nothing
+        upstream of it (through ops other than merges) is a backward recurrence
+        over the step, whose last point would come first, or reads a value at
+        another point of the step (`x[t + 1]`: undefined at the last point). The
+        batched op computes every point; a late reader may need only some (the
+        backward pass of an RNN reads `1 - h[t + 1]^2` for t < T - 1 only).
+        Merges start over: their cases say where each read holds."""
+        if self._after_backward is None:
+            g, step = self.g, self.step
+            seeds = set(self.backward)
+            for j, reads in enumerate(g.reads):
+                if step in g.domain[j] and g.ops[j].name != "sdg.merge":
+                    for src, dep in reads:
+                        own = self._component(src, dep) if self.batched(src) else None
+                        if own is not None and own != step and _mentions(own, step):
+                            seeds.add(j)
+            seen, todo = set(seeds), list(seeds)
+            while todo:
+                u = todo.pop()
+                if g.ops[u].name == "sdg.merge" and u not in self.backward:
+                    continue
+                for r, _ in g.readers[u]:
+                    if r not in seen and step in g.domain[r]:
+                        seen.add(r)
+                        todo.append(r)
+            self._after_backward = seen
+        return k not in self._after_backward
 
     def _whole_range(self, src: int, reader: int, operand: int) -> bool:
         """Whether `reader` reads `src` over all of the step (`[..., 0:T, ...]`)."""
@@ -354,8 +430,12 @@ def _rewrite(plan: _Plan) -> None:
             deps = list(ir.ArrayAttr(reader.attributes["deps"]))
             comps = g.reads[r][i][1]
             pos = g.domain[k].index(step)
-            reader.operands[i] = new[k]
-            deps[i] = index_attr(comps[:pos] + comps[pos + 1:], reader.context)
+            value, dep = new[k], comps[:pos] + comps[pos + 1:]
+            if plan.late_point(k, r, i):   # one point: a take of the batched value, before the reader
+                value, dep = _point_take(value, dep, comps[pos], g.ops[k].results[0].type, reader,
+                                         g.domain[r], step)
+            reader.operands[i] = value
+            deps[i] = index_attr(dep, reader.context)
             reader.attributes["deps"] = ir.ArrayAttr.get(deps, reader.context)
     for k in reversed(order):   # readers before what they read
         if list(g.ops[k].results[0].uses):   # erasing a used op would abort (LLVM assertions)
@@ -400,6 +480,20 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
         attrs["deps"] = ir.ArrayAttr.get(deps)
         _shift_axes(o, attrs, shape)
         return ir.Operation.create(o.name, results=[result_type], operands=operands, attributes=attrs).results[0]
+
+
+def _point_take(value: ir.Value, dep: list[str], index: str, per_point: ir.Type, reader: ir.Operation,
+                reader_domain: tuple, step: str) -> tuple[ir.Value, list[str]]:
+    """`take 0 at <index>` of a batched value read at `dep`, just before `reader`, over
+    the reader's domain (without the step if the index does not use it); the
+    value and the components the reader reads it at."""
+    ctx = reader.context
+    domain = [d for d in reader_domain if d != step or _mentions(index, step)]
+    with ctx, reader.location, ir.InsertionPoint(reader):
+        attrs = {"dim": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0), "index": expr_attr(index, ctx),
+                 "deps": ir.ArrayAttr.get([index_attr(dep, ctx)]), "domain": index_attr(domain, ctx)}
+        take = ir.Operation.create("sdg.take", results=[per_point], operands=[value], attributes=attrs)
+    return take.results[0], domain
 
 
 def _whole_take(o: ir.Operation, dep: list[str], domain: list[str], result_type: ir.Type) -> ir.Value:

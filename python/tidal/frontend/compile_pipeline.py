@@ -30,7 +30,12 @@ from .errors import TidalError
 __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 
 # sdg passes every compile runs after rt-to-sdg (pipeline elements, with options):
-# dead code goes first; sdg-simplify drops merge branches that never hold,
+# dead code goes first; sdg-restrict-merges makes a read of a merge at a point
+# where some branches cannot hold (PPO's acting reads its weights W[i, 0]) read
+# a merge of the others, so that the read does not tie its reader to the whole
+# recurrence (isl fused PPO's acting loop into the epoch loop through it, and
+# cut the epochs into phases); before sdg-simplify, which forwards the new
+# merges that are left with one branch; sdg-simplify drops merge branches that never hold,
 # bypasses identity ops and hoists ops out of dims they do not use; upstream
 # CSE then merges ops equal in kind, operands and dependences (hoisting makes
 # more of them equal) (a decode's per-layer copies of `t` cast to f32, its RoPE
@@ -48,8 +53,8 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # both (a vectorized weight gradient's sum over the steps of per-step products
 # becomes one matmul over steps and rows; tiling must see the sum first, as one
 # of the reductions it splits); fusion last, so that it groups what is left.
-DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-simplify", "cse", "sdg-reassociate", "sdg-lift",
-                                       "sdg-vectorize", "sdg-tile", "sdg-contract", "sdg-fuse")
+DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-restrict-merges", "sdg-simplify", "cse", "sdg-reassociate",
+                                       "sdg-lift", "sdg-vectorize", "sdg-tile", "sdg-contract", "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:

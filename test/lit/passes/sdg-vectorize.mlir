@@ -171,3 +171,54 @@ sdg.graph @take_constant dims [t < T] {
   %s = sdg.reduce sum [0] %k[0:T] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
   sdg.output "s" %s[] domain [] : !tidal.tensor<[4], f32>
 }
+
+// -----
+
+// A late reader: GAE's backward recurrence adv[t] = v[t] + c * adv[t + 1] (base
+// v[T - 1]) reads v at t and at T - 1. Its loop starts at t = T - 1, after v's
+// last point, so v (its operand comes in order) is computed for all t at once
+// and each read becomes a take of the batched value: at T - 1 once (domain []),
+// at t per point.
+// CHECK-LABEL: sdg.graph @late
+// CHECK: %[[V:.*]] = sdg.unary tanh %{{.*}}[0:T] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[T, 4], f32>
+// CHECK: %[[L:.*]] = sdg.take 0 at <T - 1> %[[V]][] domain [] : (!tidal.tensor<[T, 4], f32>) -> !tidal.tensor<[4], f32>
+// CHECK: sdg.merge %[[L]][] if <t eq T - 1>
+// CHECK: %[[P:.*]] = sdg.take 0 at <t> %[[V]][] domain [t]
+// CHECK: sdg.binary add %[[P]][t], %{{.*}}[t] domain [t]
+sdg.graph @late dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %c = sdg.constant dense<0.5> : tensor<f32> domain [] : !tidal.tensor<[], f32>
+  %v = sdg.unary tanh %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %adv = sdg.merge %v[T - 1] if <t eq T - 1>, %s[t] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %n = sdg.binary mul %adv[t + 1], %c[] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[4], f32>
+  %s = sdg.binary add %v[t], %n[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  sdg.output "adv" %adv[t] domain [t] : !tidal.tensor<[4], f32>
+}
+
+// -----
+
+// Refused: v read at t by a forward recurrence (h[t] = v[t] + c * h[t - 1]: its
+// first point needs v[0]); w read by a backward recurrence but computed from
+// another backward recurrence (b: its last point comes first, so a batched w
+// would wait for b's whole loop).
+// CHECK-LABEL: sdg.graph @late_refused
+// CHECK-NOT: 0:T
+// CHECK-NOT: sdg.take
+// CHECK: sdg.output "a2"
+sdg.graph @late_refused dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %c = sdg.constant dense<0.5> : tensor<f32> domain [] : !tidal.tensor<[], f32>
+  %v = sdg.unary tanh %x[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %h = sdg.merge %v[0] if <t eq 0>, %s[t] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %n = sdg.binary mul %h[t - 1], %c[] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[4], f32>
+  %s = sdg.binary add %v[t], %n[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %b = sdg.merge %x[T - 1] if <t eq T - 1>, %bs[t] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %bn = sdg.binary mul %b[t + 1], %c[] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[4], f32>
+  %bs = sdg.binary add %x[t], %bn[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %w = sdg.unary exp %b[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %a2 = sdg.merge %w[T - 1] if <t eq T - 1>, %s2[t] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %n2 = sdg.binary mul %a2[t + 1], %c[] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[4], f32>
+  %s2 = sdg.binary add %w[t], %n2[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  sdg.output "h" %h[t] domain [t] : !tidal.tensor<[4], f32>
+  sdg.output "a2" %a2[t] domain [t] : !tidal.tensor<[4], f32>
+}

@@ -10,6 +10,7 @@ they take the same actions and resets.
 """
 import math
 import os
+import re
 import sys
 
 import jax
@@ -279,7 +280,10 @@ def reference_ppo(B, T, I, K, hidden, lr, gamma=0.99, lam=0.95):
 def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim, backend):
     B, T, I, K, hidden = 2, 10, 2, 2, 8
     p = ppo.build(B=B, hidden=hidden, epochs=K, epoch_dim=epoch_dim, lr=0.02, debug=True)
-    out = p.compile(backend=backend).run(bounds={"I": I, "T": T, **({"K": K} if epoch_dim else {})})
+    exe = p.compile(backend=backend)
+    out = exe.run(bounds={"I": I, "T": T, **({"K": K} if epoch_dim else {})})
+    if backend != "reference":   # sdg-restrict-merges: acting reads W[i, 0], not the epoch loop
+        assert not loops_over_t_inside_k(exe.stages["schedule"])
     # GAE (the backward recurrence) against NumPy, from the program's own values
     for it in range(I):
         close(out["adv"][it], gae_np(out["value"][it].astype(np.float64), out["v_next"][it], out["done"][it],
@@ -300,6 +304,23 @@ def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim, backend):
         w = out[f"w{j}"].reshape(-1, *init_shape(out[f"w{j}"], epoch_dim))
         close(w, np.array([x[j] for x in ref["w"]])[slice(None) if epoch_dim else slice(0, None, K)],
               rtol=1e-4, atol=3e-5)
+
+
+def loops_over_t_inside_k(schedule_text: str) -> list[str]:
+    """The loops over T of a schedule's loop nest that run inside a loop over K."""
+    stack, found = [], []
+    for line in schedule_text.split("// loop nest", 1)[1].splitlines():
+        depth = len(line) - len(line.lstrip())
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        m = re.match(r" *for \w+ in range\((.*)\):", line)
+        if m:
+            if "T" in m.group(1) and any("K" in r for _, r in stack):
+                found.append(line)
+            stack.append((depth, m.group(1)))
+        elif line.strip().startswith(("if ", "else")):
+            stack.append((depth, ""))
+    return found
 
 
 def init_shape(w, epoch_dim):

@@ -111,3 +111,41 @@ def test_reinforce_learner_vectorized_equals_unvectorized():
     for k, v in outs["plain"].items():
         np.testing.assert_allclose(np.asarray(outs["vectorized"][k]), np.asarray(v), rtol=1e-5, atol=1e-5,
                                    err_msg=k)
+
+
+@settings(max_examples=8, deadline=None)
+@given(T=st.integers(1, 6), two_dims=st.booleans(), gamma=st.sampled_from([0.0, 0.5, 0.9]))
+def test_values_read_by_a_backward_recurrence_are_batched(T, two_dims, gamma):
+    """GAE's shape: v = tanh(x[t] @ W) read by adv[t] = v[t] + gamma * adv[t + 1]
+    (adv[T - 1] = v[T - 1]). adv's loop starts after v's last point, so v is
+    computed for all t at once and read with takes; the values are NumPy's, with
+    and without the pass, on every backend."""
+    rng = np.random.default_rng(T)
+    I = 2 if two_dims else 1
+    xv = rng.standard_normal((I, T, 3, 4)).astype(np.float32)
+    wv = rng.standard_normal((4, 2)).astype(np.float32)
+    with td.Program() as p:
+        if two_dims:
+            (i, _), (t, T_) = p.dims("i", "t")
+            pre, dom = (i,), (i, t)
+        else:
+            (t, T_), = p.dims("t")
+            pre, dom = (), (t,)
+        x = td.input("x", shape=(3, 4), domain=dom)
+        v = td.tanh(x @ td.param("w", wv))
+        adv = td.recurrent(shape=(3, 2), domain=dom)
+        adv[(*pre, T_ - 1)] = v[(*pre, T_ - 1)]
+        adv[(*pre, t)] = v + gamma * adv[(*pre, t + 1)]
+        p.output("adv", adv)
+    vw = np.tanh(xv.astype(np.float64) @ wv)
+    want = np.zeros_like(vw)
+    for k in reversed(range(T)):
+        want[:, k] = vw[:, k] + (gamma * want[:, k + 1] if k + 1 < T else 0.0)
+    want = want if two_dims else want[0]
+    bounds = {"I": I, "T": T} if two_dims else {"T": T}
+    inputs = {"x": xv if two_dims else xv[0]}
+    for backend, passes in (("reference", None), ("numpy", None), ("jax", None), ("numpy", PLAIN)):
+        out = p.compile(backend, passes=passes).run(bounds, inputs)
+        np.testing.assert_allclose(out["adv"], want, rtol=2e-4, atol=2e-4, err_msg=f"{backend} {passes}")
+    text = p.compile("numpy").stages["sdg-vectorize"]
+    assert "-> !tidal.tensor<[T, 3, 2], f32>" in text and "sdg.take 0 at <t>" in text, text
