@@ -20,7 +20,9 @@ def _program(w0: np.ndarray, lr: float, read_last: bool):
     """w[i, k]: w[0, 0] = w0, w[i, k + 1] = u[i, k], w[i + 1, 0] = u[i, K - 1] with
     u = w - lr * (w - total[i]), total[i] = sum over t of tanh(x[i, t] * w[i, 0]).
     read_last: the t loop also reads w[i, 0] through a second op (two readers, one
-    new merge) and an output reads the state at the last epoch."""
+    new merge), an output reads the state at the last epoch (both branches can
+    hold: left as it is) and one at epoch 1, where one branch holds (read as u[i, 0]
+    directly; needs K >= 2)."""
     with td.Program() as p:
         (i, I), (k, K), (t, T) = p.dims("i", "k", "t")
         w = td.recurrent(shape=w0.shape, domain=(i, k), name="w")
@@ -37,6 +39,7 @@ def _program(w0: np.ndarray, lr: float, read_last: bool):
         p.output("w", w)
         if read_last:
             p.output("last", w[i, K - 1])
+            p.output("second", 2.0 * w[i, 1])
     return p
 
 
@@ -54,6 +57,7 @@ def _want(w0, lr, read_last, x, K):
     out = {"act": act, "w": w}
     if read_last:
         out["last"] = w[:, K - 1]
+        out["second"] = 2.0 * w[:, 1]
     return out
 
 
@@ -62,6 +66,7 @@ def _want(w0, lr, read_last, x, K):
        lr=st.sampled_from([0.1, 0.5]))
 def test_epoch_state_read_at_epoch_zero(bounds, read_last, lr):
     I, K, T = bounds
+    K = max(K, 2) if read_last else K
     w0 = np.array([0.3, -0.2, 0.1], np.float32)
     p = _program(w0, lr, read_last)
     x = np.random.default_rng(I * 100 + K * 10 + T).standard_normal((I, T, 3)).astype(np.float32)
@@ -82,3 +87,4 @@ def test_the_t_loop_reads_a_merge_over_i():
     assert sorted(merges) == ["i", "i, k"], merges          # one new merge, shared by both readers
     assert not re.search(r"\[i, 0\] domain \[i, t\]", graph)  # no read of w at epoch 0 is left
     assert re.search(r"\[i, K - 1\] domain \[i\]", graph)   # the output at the last epoch: both branches hold
+    assert re.search(r"\[i, 0\] domain \[i\]", graph) and not re.search(r"\[i, 1\] domain", graph)  # w[i, 1]: u[i, 0]
