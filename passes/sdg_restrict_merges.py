@@ -56,103 +56,74 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects import ops_named
-from tidal.dialects.attrs import expr_attr, expr_text, index_attr, index_components
-from tidal.symbolic import SymbolicError, parse, simplify, substitute, to_text
+from tidal.dialects.attrs import expr_attr, index_attr, index_components
+from tidal.symbolic import SymbolicError, parse, to_text
 from tidal.symbolic.logic import BoolConst
 
 from .base import ModulePass, PassFailure
+from .sdg_simplify import _dep_of, _set_dep
+from .sdg_vectorize import branches_at
 
 __all__ = ["SdgRestrictMerges"]
 
 
-def _components(o: ir.Operation, name: str) -> list[str]:
-    return index_components(o.attributes[name]) if name in o.attributes else []
-
-
-def _at(component: str, point: dict) -> str:
-    """A dependence component with the merge's point substituted (each end of a slice)."""
-    parts = component.split(":")
-    return ":".join(p if not p.strip() else to_text(simplify(substitute(parse(p), point))) for p in parts)
-
-
-class _Restriction:
-    """The branches of a merge that can hold at one point of it, read there."""
-
-    def __init__(self, merge: ir.Operation, dep: list[str], reader_domain: list[str]):
-        self.ok = False
-        domain = _components(merge, "domain")
-        if len(dep) != len(domain) or any(":" in c for c in dep) or dep == domain:
-            return
-        try:
-            point = {e: parse(c) for e, c in zip(domain, dep)}
-            used = {s.name for c in dep for s in parse(c).free_symbols}
-            conds = [simplify(substitute(parse(expr_text(c)), point)) for c in ir.ArrayAttr(merge.attributes["conds"])]
-            deps = [[_at(c, point) for c in index_components(a)] for a in ir.ArrayAttr(merge.attributes["deps"])]
-        except (SymbolicError, TypeError, ValueError):
-            return
-        self.domain = [d for d in reader_domain if d in used]   # the reader's dims its point uses
-        if not self.domain:   # a read at a constant point runs once: no loop to untie, and its
-            return            # errors name the point the user wrote (s[3] past T: "s at t = 3")
-        self.branches = []
-        for j, c in enumerate(conds):
-            if isinstance(c, BoolConst) and not c.value:
-                continue
-            self.branches.append((j, c, deps[j]))
-            if isinstance(c, BoolConst):
-                break
-        self.ok = 0 < len(self.branches) < len(conds)
-
-    def single(self) -> bool:
-        return len(self.branches) == 1 and isinstance(self.branches[0][1], BoolConst)
+def _restriction(merge: ir.Operation, dep: list[str], reader_domain: list[str]):
+    """(domain, branches) of the merge a reader at `reader_domain` reads instead of
+    `merge` at `dep` (branches_at), or None where no branch drops or the point is
+    constant."""
+    if dep == index_components(merge.attributes["domain"]):
+        return None
+    branches = branches_at(merge, dep)
+    if branches is None or not 0 < len(branches) < len(merge.operands):
+        return None
+    try:
+        used = {s.name for c in dep for s in parse(c).free_symbols}
+    except SymbolicError:
+        return None
+    domain = [d for d in reader_domain if d in used]   # the reader's dims its point uses
+    # a read at a constant point runs once: no loop to untie, and its errors
+    # name the point the user wrote (s[3] past T: "s at t = 3")
+    return (domain, branches) if domain else None
 
 
 def _restrict(graph: ir.Operation) -> int:
     ops = [o.operation for o in graph.regions[0].blocks[0].operations]
-    made: dict[tuple, tuple[ir.Value, list[str]]] = {}
+    made: dict[tuple, tuple[ir.Value, list[str]] | None] = {}
     count = 0
     for reader in ops:
-        one = "dep" in reader.attributes   # sdg.output reads its one operand at `dep`
-        if not one and "deps" not in reader.attributes:
-            continue
-        deps = [reader.attributes["dep"]] if one else list(ir.ArrayAttr(reader.attributes["deps"]))
-        changed = False
+        reader_domain = index_components(reader.attributes["domain"]) if "domain" in reader.attributes else []
         for i, value in enumerate(reader.operands):
             merge = getattr(value.owner, "operation", None)   # None for a block argument
-            if merge is None or merge.name != "sdg.merge" or "conds" not in merge.attributes:
+            dep = _dep_of(reader, i)
+            if merge is None or merge.name != "sdg.merge" or "conds" not in merge.attributes or dep is None:
                 continue
-            dep = index_components(deps[i])
             key = (value, tuple(dep))
             if key not in made:
-                r = _Restriction(merge, dep, _components(reader, "domain"))
-                made[key] = _restricted(merge, r) if r.ok else None
-            if made[key] is None:
-                continue
-            new_value, new_dep = made[key]
-            reader.operands[i] = new_value
-            deps[i] = index_attr(new_dep, reader.context)
-            changed = True
-            count += 1
-        if changed and one:
-            reader.attributes["dep"] = deps[0]
-        elif changed:
-            reader.attributes["deps"] = ir.ArrayAttr.get(deps, reader.context)
+                r = _restriction(merge, dep, reader_domain)
+                made[key] = None if r is None else _restricted(merge, *r)
+            if made[key] is not None:
+                new_value, new_dep = made[key]
+                reader.operands[i] = new_value
+                _set_dep(reader, i, new_dep)
+                count += 1
     return count
 
 
-def _restricted(merge: ir.Operation, r: _Restriction) -> tuple[ir.Value, list[str]]:
-    """(value, components) the reader reads instead of the merge at r's point."""
-    if r.single():
-        j, _, dep = r.branches[0]
+def _restricted(merge: ir.Operation, domain: list[str], branches: list) -> tuple[ir.Value, list[str]]:
+    """(value, components) the reader reads instead of the merge: the one branch
+    that holds, read directly, or a new merge of the branches over `domain`."""
+    if len(branches) == 1 and isinstance(branches[0][1], BoolConst):
+        j, _, dep = branches[0]
         return merge.operands[j], dep
     ctx = merge.context
     with ctx, merge.location, ir.InsertionPoint(merge):
         attrs = {merge.attributes[k].name: merge.attributes[k].attr for k in range(len(merge.attributes))}
-        attrs["domain"] = index_attr(r.domain, ctx)
-        attrs["deps"] = ir.ArrayAttr.get([index_attr(dep, ctx) for _, _, dep in r.branches])
-        attrs["conds"] = ir.ArrayAttr.get([expr_attr(to_text(c, mlir=True), ctx) for _, c, _ in r.branches])
+        attrs["domain"] = index_attr(domain, ctx)
+        attrs["deps"] = ir.ArrayAttr.get([index_attr(dep, ctx) for _, _, dep in branches])
+        attrs["conds"] = ir.ArrayAttr.get([expr_attr(to_text(c, mlir=True), ctx) for _, c, _ in branches])
         new = ir.Operation.create("sdg.merge", results=[merge.results[0].type],
-                                  operands=[merge.operands[j] for j, _, _ in r.branches], attributes=attrs)
-    return new.results[0], list(r.domain)
+                                  operands=[merge.operands[j] for j, _, _ in branches], attributes=attrs)
+    return new.results[0], list(domain)
 
 
 @dataclass

@@ -67,7 +67,7 @@ from .base import ModulePass, PassFailure, option
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
 
-__all__ = ["SdgVectorize", "graph_steps", "cyclic_over", "backward_over", "step_edges"]
+__all__ = ["SdgVectorize", "graph_steps", "cyclic_over", "cycles_over", "step_edges", "branches_at"]
 
 ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
 # ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis)
@@ -148,30 +148,31 @@ def cyclic_over(g: _View, step: str) -> set[int]:
     and value targets) free of cycles over t, and once they are vectorized isl
     picks a schedule whose epoch loop runs 23 guarded phases per epoch: 85 ->
     520 ms per iteration, measured."""
-    edges = step_edges(g, step, through_merges=False)
-    comps = strongly_connected(len(g.ops), lambda k: edges[k])
-    return {k for c in comps for k in c if len(c) > 1 or k in edges[k]}
+    return cycles_over(g, step)[0]
 
 
-def backward_over(g: _View, step: str) -> set[int]:
-    """The ops of cycles over `step` (as in cyclic_over) whose reads inside the
-    cycle all go to the same or a later point of the step, one at least to a
-    later one (`adv[t] = delta[t] + c * adv[t + 1]`): a loop over them runs from
-    the step's last point down, so its first point needs the last of its operands."""
+def cycles_over(g: _View, step: str) -> tuple[set[int], set[int]]:
+    """(the ops on cycles over `step`, as cyclic_over; those of them on backward
+    cycles): a cycle is backward when its reads inside it all go to the same or a
+    later point of the step, one at least to a later one (`adv[t] = delta[t] + c *
+    adv[t + 1]`). A loop over it runs from the step's last point down, so its
+    first point needs the last of its operands."""
     edges = step_edges(g, step, through_merges=False)
     past = _past_only_steps(g, step)
-    out: set[int] = set()
+    cyclic: set[int] = set()
+    backward: set[int] = set()
     for comp in strongly_connected(len(g.ops), lambda k: edges[k]):
         members = set(comp)
         if len(comp) == 1 and comp[0] not in edges[comp[0]]:
             continue
+        cyclic |= members
         offsets = [step_offset(dep[g.domain[src].index(step)], step)
                    if step in g.domain[src] and len(dep) == len(g.domain[src]) else None
                    for k in comp for src, dep in g.reads[k]
                    if src in members and not _into_the_past(g, src, dep, past)]
         if offsets and None not in offsets and min(offsets) >= 0 and max(offsets) > 0:
-            out |= members
-    return out
+            backward |= members
+    return cyclic, backward
 
 
 def step_edges(g: _View, step: str, through_merges: bool = True) -> list[list[int]]:
@@ -198,29 +199,40 @@ def _through_merge(g: _View, src: int, dep: list[str]) -> list[tuple[int, list[s
     """[(src, dep)], or for a merge read where some cases cannot hold, the reads
     of the cases that can, with the merge's point replaced by the read's."""
     o = g.ops[src]
-    dom = g.domain[src]
-    if o.name != "sdg.merge" or "conds" not in o.attributes or len(dep) != len(dom) \
-            or any(":" in c for c in dep):
+    branches = branches_at(o, dep) if o.name == "sdg.merge" and "conds" in o.attributes else None
+    if branches is None or len(branches) == len(g.reads[src]):
         return [(src, dep)]
+    return [(g.reads[src][j][0], d) for j, _, d in branches if g.reads[src][j][0] is not None]
+
+
+def branches_at(merge: ir.Operation, dep: list[str]) -> list[tuple[int, object, list[str]]] | None:
+    """The branches of `merge` that can hold at its point `dep` (no slices): (index,
+    condition there, the branch's dependence there), without the branches whose
+    condition is false there and those after the first that is true; None if the
+    point does not substitute (a slice, an expression that does not parse)."""
+    domain = index_components(merge.attributes["domain"])
+    if len(dep) != len(domain) or any(":" in c for c in dep):
+        return None
     try:
-        point = {e: parse(c) for e, c in zip(dom, dep)}
-        conds = [simplify(substitute(parse(expr_text(c)), point)) for c in ir.ArrayAttr(o.attributes["conds"])]
+        point = {e: parse(c) for e, c in zip(domain, dep)}
+        conds = [simplify(substitute(parse(expr_text(c)), point)) for c in ir.ArrayAttr(merge.attributes["conds"])]
+        deps = [[_at(c, point) for c in index_components(a)] for a in ir.ArrayAttr(merge.attributes["deps"])]
     except (SymbolicError, TypeError, ValueError):
-        return [(src, dep)]
-    if not any(isinstance(c, BoolConst) and not c.value for c in conds):
-        return [(src, dep)]
+        return None
     out = []
-    for c, (case_src, case_dep) in zip(conds, g.reads[src]):
+    for j, c in enumerate(conds):
         if isinstance(c, BoolConst) and not c.value:
             continue
-        if case_src is None:
-            continue
-        try:
-            composed = [c2 if ":" in c2 else to_text(simplify(substitute(parse(c2), point))) for c2 in case_dep]
-        except (SymbolicError, TypeError, ValueError):
-            return [(src, dep)]
-        out.append((case_src, composed))
+        out.append((j, c, deps[j]))
+        if isinstance(c, BoolConst):
+            break
     return out
+
+
+def _at(component: str, point: dict) -> str:
+    """A dependence component with a point substituted (each end of a slice)."""
+    return ":".join(p if not p.strip() else to_text(simplify(substitute(parse(p), point)))
+                    for p in component.split(":"))
 
 
 def _past_only_steps(g: _View, step: str) -> set[str]:
@@ -250,10 +262,9 @@ class _Plan:
     def __init__(self, g: _View, step: str):
         self.g, self.step = g, step
         self.bound = g.bounds[g.steps.index(step)]
-        cyclic = cyclic_over(g, step)
-        self.cyclic, self.backward = cyclic, backward_over(g, step)
-        self._after_backward: set[int] | None = None
-        chosen = {k for k in range(len(g.ops)) if k not in cyclic and self._candidate(k)}
+        self.cyclic, self.backward = cycles_over(g, step)
+        self._unsafe: set[int] | None = None
+        chosen = {k for k in range(len(g.ops)) if k not in self.cyclic and self._candidate(k)}
         changed = True
         while changed:   # drop ops read by someone outside other than through the whole range
             changed = False
@@ -318,8 +329,8 @@ class _Plan:
 
     def late_point(self, src: int, reader: int, operand: int) -> bool:
         """Whether `reader` reads one point of `src` (`v[i, t]`, `v[i, T - 1]`) from a
-        backward recurrence over the step (backward_over) and `src`'s points come
-        last at the step's last point (_forward_upstream). Such a loop starts at
+        backward recurrence over the step (cycles_over) and `src`'s points come
+        last at the step's last point (_upstream_safe). Such a loop starts at
         the step's last point, so the batched op, ready with its last operand
         point, delays nothing: GAE reads the critic's values at t after the episode."""
         g, step = self.g, self.step
@@ -331,9 +342,9 @@ class _Plan:
             return False   # a point t + c could fall outside 0..T-1 where its case does not hold
         pos = g.domain[src].index(step)
         others = [c for j, c in enumerate(dep) if j != pos]
-        return not any(":" in c or _mentions(c, step) for c in others) and self._forward_upstream(src)
+        return not any(":" in c or _mentions(c, step) for c in others) and self._upstream_safe(src)
 
-    def _forward_upstream(self, k: int) -> bool:
+    def _upstream_safe(self, k: int) -> bool:
         """Whether op k's points are all computable and come in order: nothing
         upstream of it (through ops other than merges) is a backward recurrence
         over the step, whose last point would come first, or reads a value at
@@ -341,7 +352,7 @@ class _Plan:
         batched op computes every point; a late reader may need only some (the
         backward pass of an RNN reads `1 - h[t + 1]^2` for t < T - 1 only).
         Merges start over: their cases say where each read holds."""
-        if self._after_backward is None:
+        if self._unsafe is None:
             g, step = self.g, self.step
             seeds = set(self.backward)
             for j, reads in enumerate(g.reads):
@@ -359,8 +370,8 @@ class _Plan:
                     if r not in seen and step in g.domain[r]:
                         seen.add(r)
                         todo.append(r)
-            self._after_backward = seen
-        return k not in self._after_backward
+            self._unsafe = seen
+        return k not in self._unsafe
 
     def _whole_range(self, src: int, reader: int, operand: int) -> bool:
         """Whether `reader` reads `src` over all of the step (`[..., 0:T, ...]`)."""
