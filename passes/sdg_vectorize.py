@@ -17,7 +17,12 @@ the set:
 * it is not on a cycle (a recurrence over d cannot be run for all points at
   once: its points depend on each other);
 * it reads every operand at d's identity (`x[i, t]`) or from a producer
-  without d, and no shape it reads or makes varies with d;
+  without d, and no shape it reads or makes varies with d; or, with option
+  `windows` (default on), it reads a window whose size varies with d within a
+  constant bound (n-step returns `r[i, t:min(t + n, T)]`, a sliding window
+  `x[max(t - 2, 0):t + 1]`) and its varying sizes have such bounds: it is
+  batched at that capacity, the window gathered, the padding masked with the
+  identity of the ops that combine it (vectorize_windows.py);
 * every op outside the set that reads it reads all of d at once (`v[i, 0:T]`,
   typically the sum over t of a gradient). So each reader outside waited for
   every point anyway: the batched op runs when its last operand point is
@@ -66,6 +71,7 @@ from tidal.symbolic.logic import BoolConst
 from .base import ModulePass, PassFailure, option
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
+from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, varying_axes, window
 
 __all__ = ["SdgVectorize", "graph_steps", "cyclic_over", "cycles_over", "step_edges", "branches_at"]
 
@@ -76,6 +82,7 @@ AXIS_OPS = {"sdg.scan", "sdg.squeeze", "sdg.unsqueeze", "sdg.flip", "sdg.slice",
 STEP_ATTRS = ("start", "before", "after")    # symbolic attributes that must not vary with the step
 VECTORIZABLE = ELEMENTWISE | AXIS_OPS | {"sdg.reduce", "sdg.matmul", "sdg.permute", "sdg.reshape",
                                          "sdg.expand"}
+SOURCES = {"sdg.iota", "sdg.full"}   # batched only where their shape varies with the step (a window's iota)
 
 
 def _deps(o: ir.Operation) -> list[list[str]]:
@@ -259,18 +266,23 @@ def _into_the_past(g: _View, src: int, dep: list[str], past: set[str]) -> bool:
 class _Plan:
     """The ops over one step to vectorize (see the module doc)."""
 
-    def __init__(self, g: _View, step: str):
-        self.g, self.step = g, step
+    def __init__(self, g: _View, step: str, windows: bool = True):
+        self.g, self.step, self.windows = g, step, windows
         self.bound = g.bounds[g.steps.index(step)]
         self.cyclic, self.backward = cycles_over(g, step)
         self._unsafe: set[int] | None = None
+        self.gathers: dict = {}   # the windows gathered so far (vectorize_windows.gather_window)
         chosen = {k for k in range(len(g.ops)) if k not in self.cyclic and self._candidate(k)}
         changed = True
         while changed:   # drop ops read by someone outside other than through the whole range
             changed = False
             for k in sorted(chosen):
                 # a vectorized producer read through another slice would put T after that axis
-                inside = any(src in chosen and any(":" in c for c in dep) for src, dep in g.reads[k])
+                # (a window is gathered instead); a value of varying shape has no block form
+                inside = any(src in chosen and any(":" in c for c in dep) and self.window_of(src, dep) is None
+                             for src, dep in g.reads[k]) or \
+                    any(self.batched(src) and src not in chosen and varying and self.window_of(src, dep) is None
+                        for (src, dep), varying in zip(g.reads[k], self.varying(k)))
                 if inside or not all(r in chosen or self._whole_range(k, r, i) or self.late_point(k, r, i)
                                      for r, i in g.readers[k]):
                     chosen.discard(k)
@@ -286,18 +298,22 @@ class _Plan:
 
     def _candidate(self, k: int) -> bool:
         g, o, step = self.g, self.g.ops[k], self.step
-        if o.name not in VECTORIZABLE or step not in g.domain[k] or len(o.results) != 1 or len(o.regions):
+        if o.name not in VECTORIZABLE | SOURCES or step not in g.domain[k] or len(o.results) != 1 or len(o.regions):
             return False
         types = [v.type for v in list(o.operands) + list(o.results)]
-        if not all(is_tensor_type(t) for t in types) or \
-                any(_mentions(s, step) for t in types for s in tensor_shape(t)):
+        if not all(is_tensor_type(t) for t in types):
+            return False
+        if any(self.varying(k)) and not (self.windows and self._padded_ok(k)):
+            return False
+        if o.name in SOURCES and not any(self.varying(k)):
             return False
         for src, dep in g.reads[k]:
             if src is None:
                 return False
             own = self._component(src, dep)
             others = [c for j, c in enumerate(dep) if own is None or j != g.domain[src].index(step)]
-            if (self.batched(src) and own != step) or any(_mentions(c, step) for c in others):
+            if (self.batched(src) and own != step and self.window_of(src, dep) is None) or \
+                    any(_mentions(c, step) for c in others):
                 return False
             if self.batched(src) and any(":" in c for c in dep[:g.domain[src].index(step)]):
                 return False   # the block read would put T after that slice's axis
@@ -313,6 +329,26 @@ class _Plan:
             ok = {(True, False): True, (False, True): rb >= 2, (True, True): ra >= 2 and rb >= 2}
             return ok.get((self.batched(a), self.batched(b)), False)
         return True
+
+    def varying(self, k: int) -> list[list[int]]:
+        """The axes whose size varies with the step: of each operand as op k reads it, then of its result."""
+        o = self.g.ops[k]
+        shapes = [tensor_shape(_read_type(v, tuple(d))) for v, d in zip(o.operands, _deps(o))]
+        return [varying_axes(s, self.step) for s in shapes + [tensor_shape(o.results[0].type)]]
+
+    def window_of(self, src: int, dep: list[str]) -> tuple[str, str, int] | None:
+        """(start, size, capacity) of a window read `x[i, t:min(t + n, T)]` of a value
+        over the step whose own shape is static, the window its only slice."""
+        own = self._component(src, dep)
+        if not self.windows or own is None or sum(":" in c for c in dep) != 1 or \
+                varying_axes(tensor_shape(self.g.ops[src].results[0].type), self.step):
+            return None
+        return window(own, self.step)
+
+    def _padded_ok(self, k: int) -> bool:
+        o = self.g.ops[k]
+        shapes = [tensor_shape(_read_type(v, tuple(d))) for v, d in zip(o.operands, _deps(o))]
+        return padded_ok(o, shapes, tensor_shape(o.results[0].type), self.step)
 
     def _gather_all(self, k: int) -> bool:
         """A `take 0 at <d>` of a value without d whose axis 0 has d's bound: for
@@ -334,7 +370,7 @@ class _Plan:
         the step's last point, so the batched op, ready with its last operand
         point, delays nothing: GAE reads the critic's values at t after the episode."""
         g, step = self.g, self.step
-        if reader not in self.backward or g.ops[reader].name == "sdg.output":
+        if reader not in self.backward or g.ops[reader].name == "sdg.output" or self.varying(src)[-1]:
             return False
         dep = g.reads[reader][operand][1]
         own = self._component(src, dep)
@@ -377,7 +413,7 @@ class _Plan:
         """Whether `reader` reads `src` over all of the step (`[..., 0:T, ...]`)."""
         dep = self.g.reads[reader][operand][1]
         own = self._component(src, dep)
-        if own is None or self.g.ops[reader].name == "sdg.output":
+        if own is None or self.g.ops[reader].name == "sdg.output" or self.varying(src)[-1]:
             return False
         try:
             whole = own.count(":") == 1 and parse(own.split(":")[0]).same(parse("0")) \
@@ -399,11 +435,13 @@ class SdgVectorize(ModulePass):
     summary: ClassVar[str] = ("Compute ops over a temporal dim for all its points at once, as a leading "
                               "spatial axis, where every outside reader needs the whole range")
     dims: str = option("", "steps to vectorize, comma-separated (default: every step, innermost first)")
+    windows: bool = option(True, "batch ops over bounded windows (r[t:min(t + n, T)]) at their capacity, "
+                                 "padded and masked (vectorize_windows)")
 
     def run(self, op: ir.Operation) -> None:
         self.num_vectorized = 0   # for tests and callers
         for graph, step in graph_steps(op, self.dims, self.name, innermost_first=True):
-            plan = _Plan(_View(graph), step)
+            plan = _Plan(_View(graph), step, bool(self.windows))
             if plan.chosen:
                 _rewrite(plan)
                 self.num_vectorized += len(plan.chosen)
@@ -466,7 +504,8 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
     o = g.ops[k]
     ctx = o.context
     shape = tensor_shape(o.results[0].type)
-    result_type = tensor_type([bound] + shape, tensor_element_type(o.results[0].type), ctx)
+    elem = tensor_element_type(o.results[0].type)
+    result_type = tensor_type([bound] + static_shape(shape, step), elem, ctx)
     domain = [d for d in g.domain[k] if d != step]
     if o.name == "sdg.take" and plan.batched(k) and _mentions(expr_text(o.attributes["index"]), step):
         return _whole_take(o, g.reads[k][0][1], domain, result_type)   # (_gather_all)
@@ -474,21 +513,27 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
         operands, deps = [], []
         for i, (src, dep) in enumerate(g.reads[k]):
             value = o.operands[i]
+            read = _read_type(o.operands[i], tuple(dep))
             if plan.batched(src):
                 pos = g.domain[src].index(step)
+                win = plan.window_of(src, dep)
                 if src in new:
                     value, dep = new[src], dep[:pos] + dep[pos + 1:]
                 else:
                     dep = dep[:pos] + [f"0:{bound}"] + dep[pos + 1:]
+                if win is not None:   # (T, capacity, ...): rows start(t) + j of the whole value
+                    value, dep = gather_window(o, value, dep, domain, win[0], win[2], bound, step, plan.gathers), domain
                 if o.name in ELEMENTWISE | {"sdg.expand"}:   # align ranks: (T, 1, ..., shape)
-                    read = _read_type(o.operands[i], tuple(g.reads[k][i][1]))
                     missing = len(shape) - len(tensor_shape(read))
-                    value, dep = _unsqueezed(value, dep, domain, missing, bound, read)
+                    padded = tensor_type(static_shape(tensor_shape(read), step), tensor_element_type(read), ctx)
+                    value, dep = _unsqueezed(value, dep, domain, missing, bound, padded)
+            value, dep = mask_combined(o, i, value, dep, domain, tensor_shape(read), bound, step, plan.gathers)
             operands.append(value)
             deps.append(index_attr(dep, ctx))
         attrs = {o.attributes[j].name: o.attributes[j].attr for j in range(len(o.attributes))}
         attrs["domain"] = index_attr(domain, ctx)
-        attrs["deps"] = ir.ArrayAttr.get(deps)
+        if o.operands:
+            attrs["deps"] = ir.ArrayAttr.get(deps)
         _shift_axes(o, attrs, shape)
         return ir.Operation.create(o.name, results=[result_type], operands=operands, attributes=attrs).results[0]
 
@@ -542,7 +587,9 @@ def _unsqueezed(value: ir.Value, dep: list[str], domain: list[str], missing: int
 def _shift_axes(o: ir.Operation, attrs: dict, shape: list[str]) -> None:
     """Per-point axis attributes -> the batched value's (one leading axis more)."""
     i64 = ir.IntegerType.get_signless(64)
-    if o.name in AXIS_OPS:
+    if o.name == "sdg.iota":
+        attrs["dim"] = ir.IntegerAttr.get(i64, ir.IntegerAttr(attrs["dim"]).value + 1)
+    elif o.name in AXIS_OPS:
         rank = len(shape) if o.name == "sdg.unsqueeze" else _read_rank(o, 0)
         d = ir.IntegerAttr(attrs["dim"]).value
         attrs["dim"] = ir.IntegerAttr.get(i64, (d % rank if rank else d) + 1)

@@ -401,6 +401,20 @@ def programs(draw, max_steps: int = 10):
         r = g.treduce(g.index(v, [("full", 1) if x == d else ("id",) for x in desc.nodes[v].domain]))
         desc.stmts.append(("output", "ow", r, None))
         names[r] = "ow"   # a loss for the gradients below: its weight gradients sum per-step products
+    if floats and "window_whole" not in EXCLUDE and g.chance(0.3):
+        # a reduction over a bounded window (x[t:min(t + n, T)], x[max(0, t - w + 1):t + 1]),
+        # maybe through an elementwise op, read only over all of the dim: what
+        # sdg-vectorize batches at the window's capacity, padded and masked
+        i = g.pick(floats)
+        d = g.pick(desc.nodes[i].domain)
+        comp = g.pick([("nstep", 2), ("window", 3), ("nstep", 3), ("window", 2)])
+        ix = g.index(i, [comp if x == d else ("id",) for x in desc.nodes[i].domain])
+        if g.chance(0.5):
+            ix = g.unary(g.pick(FLOAT_UNARY), ix)
+        r = g.treduce(ix)
+        if desc.nodes[r].kind == "f" and d in desc.nodes[r].domain:
+            r = g.treduce(g.index(r, [("full", 1) if x == d else ("id",) for x in desc.nodes[r].domain]))
+            desc.stmts.append(("output", "ov", r, None))
     if floats and "lift_window" not in EXCLUDE and g.chance(0.3):
         # a reduction over a prefix x[0:t + 1] or suffix x[t:T], maybe through an
         # elementwise op: what sdg-lift turns into one scan over the whole dim
@@ -480,6 +494,8 @@ def features(desc: Desc) -> set:
             f.add("whole_range")
         if s[0] == "output" and s[1] == "ol":
             f.add("lift_window")
+        if s[0] == "output" and s[1] == "ov":
+            f.add("window_whole")
         if s[0] == "grad":
             f.add("grad")
     idx = [n for n in desc.nodes if n.op == "index" and all(c[0] in ("const", "last", "id") for c in n.attrs["comps"])]

@@ -16,12 +16,14 @@ from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 
 def pass_on_random_programs(request, name: str, previous: str, element: str | None = None,
-                            pipelines: tuple | None = None) -> dict:
+                            pipelines: tuple | None = None, compare_off: bool = False) -> dict:
     """Random programs compiled with the default pipeline and without pass `name`
     agree at two sets of bounds (jax too where the pass changed the IR, i.e. its
     stage differs from stage `previous`); returns how many it changed. `element`:
     the pass with options, in place of `name` in the default pipeline.
-    `pipelines`: (with the pass, without it) for a pass not in the default."""
+    `pipelines`: (with the pass, without it) for a pass not in the default.
+    `compare_off`: a program counts as changed when stage `name` differs between
+    the two pipelines (two option settings of one pass), not from `previous`."""
     without = tuple(p for p in DEFAULT_SDG_PASSES if p != name)
     with_pass = tuple(element if p == name and element else p for p in DEFAULT_SDG_PASSES)
     if pipelines is not None:
@@ -36,7 +38,7 @@ def pass_on_random_programs(request, name: str, previous: str, element: str | No
         on = p.compile(backend="numpy", passes=with_pass)
         off = p.compile(backend="numpy", passes=without)
         seen["programs"] += 1
-        changed = on.stages[name] != on.stages[previous]
+        changed = on.stages[name] != (off if compare_off else on).stages[name if compare_off else previous]
         seen["changed"] += changed
         for bounds in ({d.upper(): desc.min_bound[d] + 1 for d in desc.dims},
                        {d.upper(): desc.min_bound[d] + 3 for d in desc.dims}):
@@ -52,6 +54,15 @@ def test_vectorize_on_random_programs(request):
     # the generator reads some derived values only over all of a dim ("whole_range");
     # test_vectorize_programs.py generates longer such chains on purpose
     assert seen["changed"] >= max(1, seen["programs"] // 10), seen
+
+
+def test_vectorize_windows_on_random_programs(request):
+    # windows t:min(t + n, T) and max(t - n + 1, 0):t + 1 ("nstep", "window") batched
+    # at their capacity, against sdg-vectorize without them
+    off = tuple("sdg-vectorize{windows=false}" if p == "sdg-vectorize" else p for p in DEFAULT_SDG_PASSES)
+    seen = pass_on_random_programs(request, "sdg-vectorize", "sdg-lift", pipelines=(DEFAULT_SDG_PASSES, off),
+                                   compare_off=True)
+    assert seen["changed"] >= 1, seen
 
 
 def test_reassociate_on_random_programs(request):

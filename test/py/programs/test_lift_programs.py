@@ -134,8 +134,13 @@ def test_reinforce_mc_returns_are_one_reverse_scan_per_iteration():
 def test_mc_and_nstep_returns_are_scheduled_differently():
     """TEMPO section 7.4, with the default pipeline (lifting and vectorization on):
     Monte-Carlo returns are one scan per iteration after the episode's loop (no
-    t in its schedule point), n-step returns run inside the episode's loop,
-    n - 1 steps behind the step being acted (`t = c1 - (n - 1)`)."""
+    t in its schedule point). n-step returns read a forward window
+    r[t:min(t + n, T)]: when something reads them at every step (here the
+    debug outputs, g[i, t]) they run inside the episode's schedule, n - 1 steps
+    behind the step being acted (`t = c1 - (n - 1)`); when every reader waits
+    for the episode anyway (the normalised advantage reads g[i, 0:T]), the
+    windows are batched after it (sdg-vectorize's padded windows: one gather of
+    (T, n) rows per iteration, no t)."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
     import reinforce
 
@@ -143,9 +148,15 @@ def test_mc_and_nstep_returns_are_scheduled_differently():
     scans = [line for line in mc if "sdg.linear_scan" in line]
     assert scans and all("[i = " in line and "t =" not in line for line in scans), scans
     for n in (3, 5):
-        lines = reinforce.build(B=4, hidden=8, returns="nstep", n=n).compile(backend="numpy").schedule()
+        lines = reinforce.build(B=4, hidden=8, returns="nstep", n=n, debug=True).compile(backend="numpy").schedule()
         behind = [line for line in lines.splitlines() if "reduce sum)" in line and f"t = c1 - {n - 1}]" in line]
         assert behind, lines
+        exe = reinforce.build(B=4, hidden=8, returns="nstep", n=n).compile(backend="numpy")
+        lines = exe.schedule().splitlines()
+        assert not [line for line in lines if "scan cumsum" in line and "t =" in line], lines
+        gathers = [line for line in lines if "sdg.index_select" in line]
+        assert gathers and all("[i = c0]" in line for line in gathers), lines
+        assert f"[T, {n}, 4], f32>" in exe.stages["sdg-vectorize"]
 
 
 @settings(max_examples=8, deadline=None)
