@@ -13,7 +13,9 @@ Prints, from one run:
 Times exclude compilation (one warm-up run with the same bounds first) and
 include waiting for the results. The RNN is timed twice: with NumPy inputs
 (copied to the device in every run) and with the jax arrays lax.scan gets
-(read where they are). The hand-written loops get their inputs as
+(read where they are), each against lax.scan as the median of 101 runs of the
+three in turn (a best of few, one system after the other, is at the mercy of
+this machine's drift). The hand-written loops get their inputs as
 per-step device arrays prepared outside the timed region and keep their
 outputs as a list of arrays (no stacking), so they do strictly less work.
 """
@@ -36,6 +38,19 @@ def _best(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def _medians(fns: list, repeat: int) -> list[float]:
+    """The median time of each of `fns`, called in turn `repeat` times (interleaved:
+    this machine's speed drifts by 15% and more between seconds, which a best of
+    3 taken one system after the other turned into RNN ratios of 1.45 to 2.26)."""
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - start)
+    return [float(np.median(ts)) for ts in times]
 
 
 def _sync(out):
@@ -129,7 +144,7 @@ def _rnn_reference(W, U, x):
     return jnp.concatenate([h0[None], hs])
 
 
-def bench_rnn(T: int, d: int, repeat: int) -> dict:
+def bench_rnn(T: int, d: int, repeat: int, rnn_repeat: int = 101) -> dict:
     rng = np.random.default_rng(1)
     W = (rng.standard_normal((d, d)) / np.sqrt(d)).astype(np.float32)
     U = (rng.standard_normal((d, d)) / np.sqrt(d)).astype(np.float32)
@@ -137,7 +152,6 @@ def bench_rnn(T: int, d: int, repeat: int) -> dict:
     exe = compile_sdg(with_default_passes(rnn_program(d)))
     inputs = {"x": x, "W": W, "U": U}
     got = exe.run({"T": T}, inputs)["h"]
-    ours = _best(lambda: exe.run({"T": T}, inputs), repeat)
     step = jax.jit(lambda h, xt, W, U: jnp.tanh(h @ W + xt @ U))
     first = jax.jit(lambda xt, U: jnp.tanh(xt @ U))
     jW, jU, jx = jnp.asarray(W), jnp.asarray(U), jnp.asarray(x)
@@ -155,10 +169,10 @@ def bench_rnn(T: int, d: int, repeat: int) -> dict:
     theirs = _best(hand, repeat)
     scan = jax.jit(_rnn_reference)
     _sync(scan(jW, jU, jx))
-    scanned = _best(lambda: _sync(scan(jW, jU, jx)), repeat)
     on_device = {"x": jx, "W": jW, "U": jU}     # as lax.scan gets them: read where they are
     np.testing.assert_allclose(exe.run({"T": T}, on_device)["h"], got, rtol=1e-6)
-    ours_dev = _best(lambda: exe.run({"T": T}, on_device), repeat)
+    ours, ours_dev, scanned = _medians([lambda: exe.run({"T": T}, inputs), lambda: exe.run({"T": T}, on_device),
+                                        lambda: _sync(scan(jW, jU, jx))], rnn_repeat)
     return {"ours_s": ours, "ours_device_inputs_s": ours_dev, "hand_loop_s": theirs, "lax_scan_s": scanned,
             "ratio_vs_loop": ours / theirs, "ratio_vs_scan": ours / scanned,
             "ratio_vs_scan_device_inputs": ours_dev / scanned, "compiles": exe.compiles()}
@@ -187,15 +201,17 @@ def main(argv=None) -> None:
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--ops", type=int, default=8)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--rnn-repeat", type=int, default=101,
+                   help="RNN: Tidal and lax.scan run in turn this many times, medians compared")
     p.add_argument("--quick", action="store_true", help="T=200, one repeat")
     args = p.parse_args(argv)
     if args.quick:
-        args.T, args.repeat = 200, 1
+        args.T, args.repeat, args.rnn_repeat = 200, 1, 5
     print(f"JAX {jax.__version__} on {jax.devices()[0].platform}; T={args.T}, hidden={args.hidden}")
     r = bench_dispatch(args.T, args.ops, args.hidden, args.repeat)
     print(f"dispatch: {r['ours_us_per_launch']:.1f} us/launch (scheduled) vs {r['hand_us_per_op']:.1f} us/op "
           f"(hand-written jitted op loop): ratio {r['ratio']:.2f}")
-    r = bench_rnn(args.T, args.hidden, args.repeat)
+    r = bench_rnn(args.T, args.hidden, args.repeat, args.rnn_repeat)
     print(f"rnn: {r['ours_s'] * 1e3:.1f} ms (scheduled) vs {r['hand_loop_s'] * 1e3:.1f} ms (jitted step loop) "
           f"vs {r['lax_scan_s'] * 1e3:.1f} ms (lax.scan): ratio {r['ratio_vs_loop']:.2f} vs loop, "
           f"{r['ratio_vs_scan']:.2f} vs scan; with the inputs on the device as lax.scan's: "

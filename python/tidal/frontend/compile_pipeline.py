@@ -45,7 +45,8 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # that would stop vectorization (sdg-lift-recurrence, which turns linear
 # recurrences into linear scans, is not in the default: on PPO it moves isl to
 # a schedule 6x slower, see its docstring); vectorization next (ops over a temporal dim whose readers need all
-# of it become one batched op: a learner's backward pass after the episode),
+# of it become one batched op: a learner's backward pass after the episode; the
+# windows lifting leaves, n-step returns r[t:min(t + n, T)], batched padded),
 # before fusion, so that the batched ops fuse; tiling after vectorization (the
 # freshly batched axes are what it splits back into tiles when a value is too
 # big; its default threshold, 256 MiB at one point, leaves ordinary programs
