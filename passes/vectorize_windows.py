@@ -202,6 +202,12 @@ def _step_values(before, expr: str, step: str, steps_value: ir.Value, shape: lis
     return build(simplify(parse(expr)))
 
 
+def _uses(domain: list, expr: str) -> list:
+    """The dims of `domain` that `expr` names."""
+    free = {s.name for s in parse(expr).free_symbols}
+    return [d for d in domain if d in free]
+
+
 def _iota(before, shape: list[str], dim: int, domain: list) -> ir.Value:
     return _op(before, "sdg.iota", shape, "i64", [], domain, {"dim": ir.IntegerAttr.get(_i64(before.context), dim)})
 
@@ -218,16 +224,17 @@ def gather_window(before: ir.Operation, value: ir.Value, dep: list[str], domain:
     rest, elem = read[1:], tensor_element_type(value.type)
     grid = [bound, str(cap)]
     flat = to_text(simplify(parse(f"({bound}) * {cap}")), mlir=True)
-    at = cache.get((start, cap, tuple(domain)))
+    idom = _uses(domain, start)    # the row indices run once, not once per point of the other dims
+    at = cache.get((start, cap, tuple(idom)))
     if at is None:
-        rows = _step_values(before, start, step, _iota(before, grid, 0, domain), grid, domain)
-        at = _binary(before, "add", rows, _iota(before, grid, 1, domain), grid, "i64", domain)
-        last = _step_values(before, f"{bound} - 1", step, at, grid, domain)
-        zero = _step_values(before, "0", step, at, grid, domain)
-        at = _binary(before, "max", _binary(before, "min", at, last, grid, "i64", domain), zero, grid, "i64", domain)
-        at = cache[(start, cap, tuple(domain))] = _op(before, "sdg.reshape", [flat], "i64", [(at, domain)], domain)
+        rows = _step_values(before, start, step, _iota(before, grid, 0, idom), grid, idom)
+        at = _binary(before, "add", rows, _iota(before, grid, 1, idom), grid, "i64", idom)
+        last = _step_values(before, f"{bound} - 1", step, at, grid, idom)
+        zero = _step_values(before, "0", step, at, grid, idom)
+        at = _binary(before, "max", _binary(before, "min", at, last, grid, "i64", idom), zero, grid, "i64", idom)
+        at = cache[(start, cap, tuple(idom))] = _op(before, "sdg.reshape", [flat], "i64", [(at, idom)], idom)
     dim0 = ir.IntegerAttr.get(_i64(before.context), 0)
-    rows = _op(before, "sdg.index_select", [flat] + rest, elem, [(value, dep), (at, domain)], domain, {"dim": dim0})
+    rows = _op(before, "sdg.index_select", [flat] + rest, elem, [(value, dep), (at, idom)], domain, {"dim": dim0})
     cache[key] = _op(before, "sdg.reshape", grid + rest, elem, [(rows, domain)], domain)
     return cache[key]
 
@@ -242,13 +249,14 @@ def masked(before: ir.Operation, value: ir.Value, dep: list[str], domain: list, 
     for axis in axes:
         grid = [bound] + ["1"] * len(per_point)
         grid[axis + 1] = batched[axis + 1]
-        key = ("mask", to_text(simplify(parse(per_point[axis]))), tuple(grid), tuple(domain))
+        mdom = _uses(domain, per_point[axis])
+        key = ("mask", to_text(simplify(parse(per_point[axis]))), tuple(grid), tuple(mdom))
         if key not in cache:
-            size = _step_values(before, per_point[axis], step, _iota(before, grid, 0, domain), grid, domain)
-            cache[key] = _binary(before, "lt", _iota(before, grid, axis + 1, domain), size, grid, "i1", domain)
-        fill = _op(before, "sdg.full", [], elem, [], domain,
+            size = _step_values(before, per_point[axis], step, _iota(before, grid, 0, mdom), grid, mdom)
+            cache[key] = _binary(before, "lt", _iota(before, grid, axis + 1, mdom), size, grid, "i1", mdom)
+        fill = _op(before, "sdg.full", [], elem, [], [],
                    {"value": ir.FloatAttr.get(ir.F64Type.get(before.context), identity)})
-        value = _op(before, "sdg.where", batched, elem, [(cache[key], domain), (value, dep), (fill, domain)], domain)
+        value = _op(before, "sdg.where", batched, elem, [(cache[key], mdom), (value, dep), (fill, [])], domain)
         dep = domain
     return value
 
