@@ -140,12 +140,21 @@ def padded_ok(o: ir.Operation, operands: list[list[str]], result: list[str], ste
         return False
     if o.name in AXIS_OPS:
         d = ir.IntegerAttr(o.attributes["dim"]).value % len(operands[0])
-        if any(d in a for a in axes):
-            return o.name == "sdg.scan"      # forward: nothing to do; reverse: masked
+        if any(d in a for a in axes):   # a forward scan: nothing to do; a reverse one: masked
+            return o.name == "sdg.scan" and ("reverse" not in o.attributes or _has_identity(o))
     if o.name == "sdg.reduce":
         dims = {d % len(operands[0]) for d in ir.DenseI64ArrayAttr(o.attributes["dims"])}
-        return not dims & set(axes[0]) or kind_name(o) in IDENTITY
+        return not dims & set(axes[0]) or _has_identity(o)
     return True
+
+
+def _has_identity(o: ir.Operation) -> bool:
+    """Whether the padding can be given o's identity: a sum or product, or a
+    max or min of floats (-inf and inf; integers have none to write)."""
+    kind = kind_name(o)
+    if kind not in IDENTITY:
+        return False
+    return math.isfinite(IDENTITY[kind]) or tensor_element_type(o.operands[0].type) in ("f16", "bf16", "f32", "f64")
 
 
 # ---------------------------------------------------------------------------------- rewrite

@@ -102,3 +102,23 @@ sdg.graph @window_refused dims [t < T] {
   sdg.output "f" %fs[] domain [] : !tidal.tensor<[], f32>
   sdg.output "m" %ms[] domain [] : !tidal.tensor<[2], i64>
 }
+
+// -----
+
+// Integers: a sum over a window is batched (the padding reads 0); a max is
+// refused (an integer has no -inf to write in the padding).
+// CHECK-LABEL: sdg.graph @integers
+// CHECK: sdg.reduce max [0] %{{.*}}[t:min(t + 2, T)] domain [t] : (!tidal.tensor<[3], i64>) -> !tidal.tensor<[3], i64>
+// CHECK: %[[ROWS:.*]] = sdg.reshape {{.*}} -> !tidal.tensor<[T, 2, 3], i64>
+// CHECK: %[[Z:.*]] = sdg.full 0.000000e+00 domain [] : !tidal.tensor<[], i64>
+// CHECK: %[[M:.*]] = sdg.where %{{.*}}[], %[[ROWS]][], %[[Z]][] domain []
+// CHECK: sdg.reduce sum [1] %[[M]][] domain [] : (!tidal.tensor<[T, 2, 3], i64>) -> !tidal.tensor<[T, 3], i64>
+sdg.graph @integers dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[3], i64>
+  %m = sdg.reduce max [0] %x[t:min(t + 2, T)] domain [t] : (!tidal.tensor<[3], i64>) -> !tidal.tensor<[3], i64>
+  %s = sdg.reduce sum [0] %x[t:min(t + 2, T)] domain [t] : (!tidal.tensor<[3], i64>) -> !tidal.tensor<[3], i64>
+  %ms = sdg.reduce sum [0] %m[0:T] domain [] : (!tidal.tensor<[3], i64>) -> !tidal.tensor<[3], i64>
+  %ss = sdg.reduce sum [0] %s[0:T] domain [] : (!tidal.tensor<[3], i64>) -> !tidal.tensor<[3], i64>
+  sdg.output "m" %ms[] domain [] : !tidal.tensor<[3], i64>
+  sdg.output "s" %ss[] domain [] : !tidal.tensor<[3], i64>
+}

@@ -126,3 +126,26 @@ def test_reinforce_nstep_returns_batched_equal_unbatched():
         assert ("sdg.index_select" in exe.stages["sdg-vectorize"]) == (name == "windows")
     for k, v in outs["no windows"].items():
         np.testing.assert_allclose(np.asarray(outs["windows"][k]), np.asarray(v), rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+@settings(max_examples=6, deadline=None)
+@given(T=st.integers(1, 7), n=st.integers(2, 3), seed=st.integers(0, 2 ** 16))
+def test_integer_windows(T, n, seed):
+    """int64 windows: a sum is batched (its padding reads 0), a max stays per step
+    (an integer has no -inf for the padding); both equal NumPy on every backend.
+    (n = 1: a window of one row, no padding, which the first test covers.)"""
+    xv = np.random.default_rng(seed).integers(-50, 50, (T, 3))
+    with td.Program() as p:
+        (t, Tn), = p.dims("t")
+        x = td.input("x", shape=(3,), dtype="int64", domain=(t,))
+        win = x[t:td.min(t + n, Tn)]
+        p.output("s", win.sum(0)[0:Tn].sum(0))
+        p.output("m", td.max(win, dim=0)[0:Tn].sum(0))
+    want_s = sum(xv[k:min(k + n, T)].sum(0) for k in range(T))
+    want_m = sum(xv[k:min(k + n, T)].max(0) for k in range(T))
+    for backend in ("reference", "numpy", "jax"):
+        out = p.compile(backend).run({"T": T}, {"x": xv})
+        np.testing.assert_array_equal(out["s"], want_s, err_msg=backend)
+        np.testing.assert_array_equal(out["m"], want_m, err_msg=backend)
+    text = p.compile("numpy").stages["sdg-vectorize"]
+    assert f"-> !tidal.tensor<[T, {n}, 3], i64>" in text and "sdg.reduce max [0]" in text, text
