@@ -71,7 +71,8 @@ from tidal.symbolic.logic import BoolConst
 from .base import ModulePass, PassFailure, option
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
-from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, varying_axes, window
+from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, step_values, \
+    varying_axes, window
 
 __all__ = ["SdgVectorize", "graph_steps", "cyclic_over", "cycles_over", "step_edges", "branches_at"]
 
@@ -82,7 +83,8 @@ AXIS_OPS = {"sdg.scan", "sdg.squeeze", "sdg.unsqueeze", "sdg.flip", "sdg.slice",
 STEP_ATTRS = ("start", "before", "after")    # symbolic attributes that must not vary with the step
 VECTORIZABLE = ELEMENTWISE | AXIS_OPS | {"sdg.reduce", "sdg.matmul", "sdg.permute", "sdg.reshape",
                                          "sdg.expand"}
-SOURCES = {"sdg.iota", "sdg.full"}   # batched only where their shape varies with the step (a window's iota)
+# batched only where their shape (a window's iota) or value (a window's size, for a mean) varies with the step
+SOURCES = {"sdg.iota", "sdg.full", "sdg.symbol_value"}
 
 
 def _deps(o: ir.Operation) -> list[list[str]]:
@@ -305,7 +307,8 @@ class _Plan:
             return False
         if any(self.varying(k)) and not (self.windows and self._padded_ok(k)):
             return False
-        if o.name in SOURCES and not any(self.varying(k)):
+        if o.name in SOURCES and not any(self.varying(k)) and \
+                not (o.name == "sdg.symbol_value" and _mentions(expr_text(o.attributes["expr"]), step)):
             return False
         for src, dep in g.reads[k]:
             if src is None:
@@ -509,6 +512,8 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
     domain = [d for d in g.domain[k] if d != step]
     if o.name == "sdg.take" and plan.batched(k) and _mentions(expr_text(o.attributes["index"]), step):
         return _whole_take(o, g.reads[k][0][1], domain, result_type)   # (_gather_all)
+    if o.name == "sdg.symbol_value":
+        return step_values(o, expr_text(o.attributes["expr"]), step, bound, domain, elem)
     with ctx, o.location, ir.InsertionPoint(o):
         operands, deps = [], []
         for i, (src, dep) in enumerate(g.reads[k]):

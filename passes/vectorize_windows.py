@@ -40,7 +40,7 @@ from tidal.symbolic.arithmetic import Add, FloorDiv, Max, Min, Mod, Mul, Neg, Su
 from .sdg_fuse import _read_type
 
 __all__ = ["capacity", "varying_axes", "static_shape", "window", "padded_ok", "gather_window", "mask_combined",
-           "IDENTITY"]
+           "step_values", "IDENTITY"]
 
 # the value a reduction or scan reads in the padding: it changes nothing
 IDENTITY = {"sum": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf,
@@ -219,6 +219,15 @@ def _uses(domain: list, expr: str) -> list:
 
 def _iota(before, shape: list[str], dim: int, domain: list) -> ir.Value:
     return _op(before, "sdg.iota", shape, "i64", [], domain, {"dim": ir.IntegerAttr.get(_i64(before.context), dim)})
+
+
+def step_values(before: ir.Operation, expr: str, step: str, bound: str, domain: list, elem: str) -> ir.Value:
+    """`expr` at every point of the step, (bound,) of `elem`: the batched `symbol_value`
+    (a window's size, the divisor of its mean)."""
+    value = _step_values(before, expr, step, _iota(before, [bound], 0, domain), [bound], domain)
+    if elem != "i64":
+        value = _op(before, "sdg.cast", [bound], elem, [(value, domain)], domain)
+    return value
 
 
 def gather_window(before: ir.Operation, value: ir.Value, dep: list[str], domain: list, start: str, cap: int,

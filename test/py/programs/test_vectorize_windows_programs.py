@@ -15,13 +15,15 @@ import tidal as td
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 PLAIN = [p for p in DEFAULT_SDG_PASSES if p != "sdg-vectorize"]
-OPS = ["sum", "max", "min", "cumsum", "cumsum_reverse", "discounted", "matmul", "cut"]
+OPS = ["sum", "mean", "max", "min", "cumsum", "cumsum_reverse", "discounted", "matmul", "cut"]
 
 
 def _window_op(op, w, gamma):
     """`op` on a window w of shape (rows, 2), in Tidal."""
     if op == "sum":
         return w.sum(0)
+    if op == "mean":        # divides by the window's size: a symbol_value over t, batched too
+        return w.mean(0)
     if op == "max":
         return td.max(td.exp(w), dim=0)
     if op == "min":
@@ -44,6 +46,8 @@ def _numpy_op(op, k, gamma):
     disc = gamma ** np.arange(len(k))
     if op == "sum":
         return k.sum(0)
+    if op == "mean":
+        return k.mean(0)
     if op == "max":
         return np.exp(k).max(0)
     if op == "min":
@@ -91,6 +95,7 @@ def test_window_ops_batched_agree_with_numpy(op, n, forward, T, gamma, seed):
     text = p.compile("numpy").stages["sdg-vectorize"]
     assert f"-> !tidal.tensor<[T, {n}, 2], f32>" in text and "sdg.index_select" in text, text
     assert f"min(T - t, {n})" not in text and f"min(t + 1, {n})" not in text, text
+    assert not [line for line in text.splitlines() if "domain [t]" in line and "sdg.input" not in line], text
 
 
 @settings(max_examples=6, deadline=None)
