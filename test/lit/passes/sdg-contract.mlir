@@ -46,6 +46,31 @@ sdg.graph @column dims [i < I, t < T] {
 
 // -----
 
+// Two columns of a 32-wide layer (a policy head's weight gradient): one
+// g[..., c]^T @ h per column (a take, a reshape to a row, a matrix-vector
+// product), the rows stacked and transposed to (32, 2).
+// CHECK-LABEL: sdg.graph @columns
+// CHECK: %[[F:.*]] = sdg.reshape %{{.*}}[i, 0:T] domain [i] : (!tidal.tensor<[8, 32], f32>) -> !tidal.tensor<[8 * T, 32], f32>
+// CHECK: %[[C0:.*]] = sdg.take 2 at <0> %[[G:.*]][i] domain [i] : (!tidal.tensor<[T, 8, 2], f32>) -> !tidal.tensor<[T, 8], f32>
+// CHECK: %[[R0:.*]] = sdg.reshape %[[C0]][i] domain [i] : (!tidal.tensor<[T, 8], f32>) -> !tidal.tensor<[1, 8 * T], f32>
+// CHECK: %[[M0:.*]] = sdg.matmul %[[R0]][i], %[[F]][i] domain [i] : (!tidal.tensor<[1, 8 * T], f32>, !tidal.tensor<[8 * T, 32], f32>) -> !tidal.tensor<[1, 32], f32>
+// CHECK: %[[C1:.*]] = sdg.take 2 at <1> %[[G]][i] domain [i]
+// CHECK: %[[M1:.*]] = sdg.matmul %{{.*}}[i], %[[F]][i] domain [i]
+// CHECK: %[[S:.*]] = sdg.concat 0 %[[M0]][i], %[[M1]][i] domain [i] : (!tidal.tensor<[1, 32], f32>, !tidal.tensor<[1, 32], f32>) -> !tidal.tensor<[2, 32], f32>
+// CHECK: %[[W:.*]] = sdg.permute [1, 0] %[[S]][i] domain [i] : (!tidal.tensor<[2, 32], f32>) -> !tidal.tensor<[32, 2], f32>
+// CHECK-NOT: sdg.reduce
+// CHECK: sdg.output "dw" %[[W]][i]
+sdg.graph @columns dims [i < I, t < T] {
+  %h = sdg.input "h" domain [i, t] : !tidal.tensor<[8, 32], f32>
+  %g = sdg.input "g" domain [i] : !tidal.tensor<[T, 8, 2], f32>
+  %ht = sdg.permute [0, 2, 1] %h[i, 0:T] domain [i] : (!tidal.tensor<[8, 32], f32>) -> !tidal.tensor<[T, 32, 8], f32>
+  %p = sdg.matmul %ht[i], %g[i] domain [i] : (!tidal.tensor<[T, 32, 8], f32>, !tidal.tensor<[T, 8, 2], f32>) -> !tidal.tensor<[T, 32, 2], f32>
+  %dw = sdg.reduce sum [0] %p[i] domain [i] : (!tidal.tensor<[T, 32, 2], f32>) -> !tidal.tensor<[32, 2], f32>
+  sdg.output "dw" %dw[i] domain [i] : !tidal.tensor<[32, 2], f32>
+}
+
+// -----
+
 // keepdim: the contracted (2, 3) product gets its leading axis back; the
 // permute is also read elsewhere, so it stays.
 // CHECK-LABEL: sdg.graph @keep

@@ -58,17 +58,20 @@ def _summed_products(text: str) -> int:
     return sum(m in products for m in re.findall(r"sdg\.reduce sum \[0[^]]*\] (?:keepdim )?(%\w+)\[", text))
 
 
-@pytest.mark.parametrize("rows,two_dims,m", [(6, False, 5), (None, False, 5), (3, True, 5),
-                                             (6, False, 1), (3, True, 1)])
-def test_summed_gradients_agree(rows, two_dims, m):
-    """m = 1: a one-column weight (a value head), contracted as g^T @ h."""
-    k = 4
+@pytest.mark.parametrize("rows,two_dims,m,k", [(6, False, 5, 4), (None, False, 5, 4), (3, True, 5, 4),
+                                               (6, False, 1, 4), (3, True, 1, 4), (6, False, 2, 32),
+                                               (6, False, 3, 40), (None, False, 8, 32)])
+def test_summed_gradients_agree(rows, two_dims, m, k):
+    """m = 1: a one-column weight (a value head), contracted as g^T @ h; 2 <= m <= 8
+    columns with k >= 32 inputs (a policy head): one column at a time, stacked."""
     p, w, v = _gradient_program(rows, k, m, two_dims)
     exes = {b: p.compile(backend=b) for b in BACKENDS}
     plain = p.compile(backend="numpy", passes=WITHOUT)
     stages = exes["numpy"].stages
     # the gradient's and ysum's sums of per-step products: before the pass, after it none
     assert _summed_products(stages["sdg-tile"]) >= 2 and _summed_products(stages["sdg-contract"]) == 0
+    columns = [line for line in stages["sdg-contract"].splitlines() if "sdg.concat 0" in line]
+    assert bool(columns) == (2 <= m <= 8 and k >= 32), columns
     rng = np.random.default_rng(1)
     for T in (1, 2, 7):
         bounds = {"T": T, "I": 2} if two_dims else {"T": T}
