@@ -10,7 +10,9 @@ the size are padding, valid rows first:
   all of x: rows `clamp(lo(t) + j, 0, T - 1)` for j < capacity, as an
   `index_select` of the flattened (T * capacity) row indices and a reshape to
   (T, capacity, ...);
-* an `iota` or `full` of a varying shape is made at the capacity;
+* an `iota` or `full` of a varying shape is made at the capacity, and a
+  `symbol_value` of the step (a window's size, a mean's divisor) is its
+  expression over an iota of the step;
 * elementwise ops, casts, permutes, expands and (un)squeezes compute on the
   padding too (what they make there is never read as a result);
 * ops that combine the rows of a varying axis read the padding with their
