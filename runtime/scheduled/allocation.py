@@ -268,6 +268,12 @@ class StoreAllocation:
                 plan.kind if plan is not None else "point")
 
 
+# a host input at its store's capacity and at least this large is sent with
+# jnp.asarray, not through the jitted padding call: two (16, 4096, 64) f32
+# inputs, 5.9 ms against 11 ms there (the jitted call copies each once more)
+DIRECT_UPLOAD_BYTES = 1 << 20
+
+
 def _upload(stores: list) -> None:
     """The host buffers of `stores` to the device, each padded with zeros to
     its store's capacity there, in one call (one jitted dispatch for all, where
@@ -275,10 +281,20 @@ def _upload(stores: list) -> None:
     capacity to fill first)."""
     if not stores:
         return
+    import jax.numpy as jnp
+
     from .jax_backend import helper_jit
     shapes = tuple(tuple(store.caps) + tuple(store.shape) for store in stores)
-    for store, buf in zip(stores, helper_jit(_padded_all, (1,))([store.buf for store in stores], shapes)):
-        store.buf = buf
+    rest = []
+    for store, shape in zip(stores, shapes):
+        if tuple(store.buf.shape) == shape and store.buf.nbytes >= DIRECT_UPLOAD_BYTES:
+            store.buf = jnp.asarray(store.buf)   # at its capacity already: one copy, no jitted call
+        else:
+            rest.append((store, shape))
+    if rest:
+        bufs = helper_jit(_padded_all, (1,))([store.buf for store, _ in rest], tuple(shape for _, shape in rest))
+        for (store, _), buf in zip(rest, bufs):
+            store.buf = buf
 
 
 def _padded_all(xs, shapes: tuple):
