@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from mlir import ir
 
 __all__ = ["ModulePass", "OpError", "PassFailure", "OptionSpec", "option", "pass_options", "convert_option",
-           "format_option_value"]
+           "format_option_value", "graph_steps"]
 
 
 class OpError(Exception):
@@ -212,3 +212,23 @@ def convert_option(tp: Any, text: str | None) -> Any:
     if tp is str:
         return _unquote(text)
     raise ValueError(f"options of type {_type_name(tp)} cannot be set from a pipeline")
+
+
+def graph_steps(op: ir.Operation, dims: str, pass_name: str, innermost_first: bool = False):
+    """(graph, step) for each sdg.graph under `op` and each step named in `dims`
+    (comma-separated; default: every step of the graph), or a PassFailure at the
+    graph for a step it does not have."""
+    wanted = [s.strip() for s in dims.split(",") if s.strip()]
+    from tidal.dialects import ops_named
+
+    for graph in ops_named(op, "sdg.graph"):
+        if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
+            raise PassFailure(f"{pass_name} expects an sdg.graph with one block", graph)
+        steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
+        unknown = [s for s in wanted if s not in steps]
+        if unknown:
+            raise PassFailure(f"{pass_name}: no step {', '.join(unknown)} in @"
+                              f"{ir.StringAttr(graph.attributes['sym_name']).value} "
+                              f"(steps: {', '.join(steps) or 'none'})", graph)
+        for step in (wanted or (list(reversed(steps)) if innermost_first else steps)):
+            yield graph, step

@@ -75,9 +75,9 @@ from mlir import ir
 from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape, tensor_type
 from tidal.symbolic import Const, SymbolicError, evaluate, parse, simplify, to_text
 
-from .base import ModulePass, option
+from .base import ModulePass, graph_steps, option
 from .sdg_fuse import _read_type, _slice
-from .sdg_vectorize import _mentions, _View, cyclic_over, graph_steps
+from .sdg_vectorize import _mentions, _View, cyclic_over
 
 __all__ = ["SdgLift"]
 

@@ -81,10 +81,10 @@ from tidal.dialects.attrs import expr_attr, expr_text, tensor_element_type, tens
 from tidal.dialects.attrs import index_attr, tensor_type
 from tidal.symbolic import SymbolicError, parse, simplify, substitute, to_text
 
-from .base import ModulePass, option
+from .base import ModulePass, graph_steps, option
 from .sccs import strongly_connected
 from .sdg_lift import I64, _create, _enum_name, _erase_dead, _Graph, _read_shape
-from .sdg_vectorize import _mentions, graph_steps, step_edges, step_offset
+from .sdg_vectorize import _mentions, step_edges, step_offset
 
 __all__ = ["SdgLiftRecurrence"]
 

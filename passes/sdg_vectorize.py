@@ -38,7 +38,8 @@ Operands from outside the set that vary with d are read as whole blocks
 (`x[i, 0:T]`); operands without d are unchanged (they broadcast against the
 leading axis). The readers outside read the vectorized value at their other
 components (`v'[i]`). Refused (left as they are): merges (cases of
-recurrences), islands, UDFs, random draws, sources, outputs, index_select,
+recurrences), islands, UDFs, random draws, sources (but an iota or full of a
+varying shape, a symbol_value of d), outputs, index_select,
 gather, scatter_add, argsort, and matmuls whose batched form would contract
 the wrong axes (a batched vector on the right).
 
@@ -62,19 +63,18 @@ from typing import ClassVar
 
 from mlir import ir
 
-from tidal.dialects import ops_named
 from tidal.dialects.attrs import expr_attr, expr_text, index_attr, index_components, is_tensor_type, \
     tensor_element_type, tensor_shape, tensor_type
 from tidal.symbolic import Const, SymbolicError, parse, simplify, substitute, to_text
 from tidal.symbolic.logic import BoolConst
 
-from .base import ModulePass, PassFailure, option
+from .base import ModulePass, PassFailure, graph_steps, option
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
 from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, step_values, \
     varying_axes, window
 
-__all__ = ["SdgVectorize", "graph_steps", "cyclic_over", "cycles_over", "step_edges", "branches_at"]
+__all__ = ["SdgVectorize", "cyclic_over", "cycles_over", "step_edges", "branches_at"]
 
 ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
 # ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis)
@@ -448,24 +448,6 @@ class SdgVectorize(ModulePass):
             if plan.chosen:
                 _rewrite(plan)
                 self.num_vectorized += len(plan.chosen)
-
-
-def graph_steps(op: ir.Operation, dims: str, pass_name: str, innermost_first: bool = False):
-    """(graph, step) for each sdg.graph under `op` and each step named in `dims`
-    (comma-separated; default: every step of the graph), or a PassFailure at the
-    graph for a step it does not have."""
-    wanted = [s.strip() for s in dims.split(",") if s.strip()]
-    for graph in ops_named(op, "sdg.graph"):
-        if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
-            raise PassFailure(f"{pass_name} expects an sdg.graph with one block", graph)
-        steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
-        unknown = [s for s in wanted if s not in steps]
-        if unknown:
-            raise PassFailure(f"{pass_name}: no step {', '.join(unknown)} in @"
-                              f"{ir.StringAttr(graph.attributes['sym_name']).value} "
-                              f"(steps: {', '.join(steps) or 'none'})", graph)
-        for step in (wanted or (list(reversed(steps)) if innermost_first else steps)):
-            yield graph, step
 
 
 def _rewrite(plan: _Plan) -> None:
