@@ -314,6 +314,10 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
     """Computes the schedule of `graph`; raises ScheduleError if there is none."""
     options = options or ScheduleOptions()
     poly, valid, domains, validity, requirements = _derive(graph, options)
+    # divs made explicit: a domain cut by a modulo condition (`(t - 2) % 2 == 0`)
+    # and a shifted read can carry existential divs that isl's AST builder
+    # refuses ("input involves unknown divs"), found by the fuzz generator
+    domains = {k: d.compute_divs() for k, d in domains.items()}
     _configure(poly.ctx, options)
     live = [k for k in sorted(domains) if not domains[k].is_empty()]
     if not live:
