@@ -317,7 +317,9 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
     # divs made explicit: a domain cut by a modulo condition (`(t - 2) % 2 == 0`)
     # and a shifted read can carry existential divs that isl's AST builder
     # refuses ("input involves unknown divs"), found by the fuzz generator
-    domains = {k: d.compute_divs() for k, d in domains.items()}
+    # (only where a domain has divs: compute_divs on every domain doubled a
+    # 32-layer decode's compile time, 5.8 -> 10.7 s)
+    domains = {k: d.compute_divs() if _has_divs(d) else d for k, d in domains.items()}
     _configure(poly.ctx, options)
     live = [k for k in sorted(domains) if not domains[k].is_empty()]
     if not live:
@@ -357,6 +359,10 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
                            proximity if live else [], schedule, options, requirements, valid)
     result.check()
     return result
+
+
+def _has_divs(domain: isl.Set) -> bool:
+    return any(b.dim(isl.dim_type.div) for b in domain.get_basic_sets())
 
 
 def _union_sets(sets) -> isl.UnionSet:
