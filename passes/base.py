@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from mlir import ir
 
 __all__ = ["ModulePass", "OpError", "PassFailure", "OptionSpec", "option", "pass_options", "convert_option",
-           "format_option_value", "graph_steps"]
+           "format_option_value", "graph_steps", "sdg_graphs"]
 
 
 class OpError(Exception):
@@ -214,16 +214,22 @@ def convert_option(tp: Any, text: str | None) -> Any:
     raise ValueError(f"options of type {_type_name(tp)} cannot be set from a pipeline")
 
 
-def graph_steps(op: ir.Operation, dims: str, pass_name: str, innermost_first: bool = False):
-    """(graph, step) for each sdg.graph under `op` and each step named in `dims`
-    (comma-separated; default: every step of the graph), or a PassFailure at the
-    graph for a step it does not have."""
-    wanted = [s.strip() for s in dims.split(",") if s.strip()]
+def sdg_graphs(op: ir.Operation, pass_name: str):
+    """Each sdg.graph under `op`, or a PassFailure at one that is not one block."""
     from tidal.dialects import ops_named
 
     for graph in ops_named(op, "sdg.graph"):
         if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
             raise PassFailure(f"{pass_name} expects an sdg.graph with one block", graph)
+        yield graph
+
+
+def graph_steps(op: ir.Operation, dims: str, pass_name: str, innermost_first: bool = False):
+    """(graph, step) for each sdg.graph under `op` and each step named in `dims`
+    (comma-separated; default: every step of the graph), or a PassFailure at the
+    graph for a step it does not have."""
+    wanted = [s.strip() for s in dims.split(",") if s.strip()]
+    for graph in sdg_graphs(op, pass_name):
         steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
         unknown = [s for s in wanted if s not in steps]
         if unknown:

@@ -64,12 +64,12 @@ from typing import ClassVar
 
 from mlir import ir
 
-from tidal.dialects import ops_named
 from tidal.dialects.attrs import expr_attr, tensor_element_type, tensor_shape
 from tidal.symbolic import SymbolicError, parse, simplify, to_text
 
-from .base import ModulePass, PassFailure
-from .sdg_lift import _attrs, _create, _enum_name, _read_shape
+from .base import ModulePass, sdg_graphs
+from .sdg_build import create as _create, i64_attr, kind_name as _enum_name
+from .sdg_lift import _attrs, _read_shape
 from .sdg_vectorize import _mentions, _View
 
 __all__ = ["SdgContract"]
@@ -90,10 +90,6 @@ MAX_COLUMNS, MIN_ROWS_FOR_COLUMNS = 8, 32
 
 def _columns(m: str, n: str) -> bool:
     return n.isdigit() and 2 <= int(n) <= MAX_COLUMNS and m.isdigit() and int(m) >= MIN_ROWS_FOR_COLUMNS
-
-
-def _i64_attr(value: int, ctx) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64, ctx), value)
 
 
 def _product(a: str, b: str) -> str | None:
@@ -204,10 +200,10 @@ class _Contractions:
             rows = []
             for c in range(int(n)):
                 col = _create(red, "sdg.take", bshape[:-1], elem, [(mm.operands[1], bdep)], dom,
-                              {"dim": _i64_attr(len(bshape) - 1, red.context), "index": expr_attr(str(c), red.context)})
+                              {"dim": i64_attr(len(bshape) - 1, red.context), "index": expr_attr(str(c), red.context)})
                 row = _create(red, "sdg.reshape", ["1", merged], elem, [(col, dom)], dom, {})
                 rows.append((_create(red, "sdg.matmul", ["1", m], elem, [(row, dom), (flat, pdom)], dom, {}), dom))
-            stacked = _create(red, "sdg.concat", [n, m], elem, rows, dom, {"dim": _i64_attr(0, red.context)})
+            stacked = _create(red, "sdg.concat", [n, m], elem, rows, dom, {"dim": i64_attr(0, red.context)})
             out = _create(red, "sdg.permute", [m, n], elem, [(stacked, dom)], dom,
                           {"perm": ir.DenseI64ArrayAttr.get([1, 0], red.context)})
         else:
@@ -234,9 +230,7 @@ class SdgContract(ModulePass):
 
     def run(self, op: ir.Operation) -> None:
         self.num_contracted = 0   # for tests and callers
-        for graph in ops_named(op, "sdg.graph"):
-            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
-                raise PassFailure("sdg-contract expects an sdg.graph with one block", graph)
+        for graph in sdg_graphs(op, "sdg-contract"):
             with graph.context:
                 while _Contractions(graph).first():   # one rewrite per view
                     self.num_contracted += 1

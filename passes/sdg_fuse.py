@@ -63,12 +63,11 @@ from typing import ClassVar
 
 from mlir import ir
 
-from tidal.dialects import ops_named
 from tidal.dialects.attrs import (index_attr, index_components, is_tensor_type, tensor_element_type, tensor_shape,
                                   tensor_type)
 from tidal.symbolic import SymbolicError, parse, slice_size, to_text
 
-from .base import ModulePass, PassFailure
+from .base import ModulePass, PassFailure, sdg_graphs
 from .sccs import strongly_connected
 
 __all__ = ["SdgFuse"]
@@ -202,9 +201,7 @@ class SdgFuse(ModulePass):
 
     def run(self, op: ir.Operation) -> None:
         self.num_islands = self.num_fused = 0   # for tests and callers
-        for graph in ops_named(op, "sdg.graph"):
-            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
-                raise PassFailure("sdg-fuse expects an sdg.graph with one block", graph)
+        for graph in sdg_graphs(op, "sdg-fuse"):
             self._run_on_graph(graph)
 
     def _run_on_graph(self, graph: ir.Operation) -> None:

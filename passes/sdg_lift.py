@@ -72,10 +72,11 @@ from typing import ClassVar
 
 from mlir import ir
 
-from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape, tensor_type
+from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape
 from tidal.symbolic import Const, SymbolicError, evaluate, parse, simplify, to_text
 
 from .base import ModulePass, graph_steps, option
+from .sdg_build import I64, create as _create, kind_name as _enum_name
 from .sdg_fuse import _read_type, _slice
 from .sdg_vectorize import _mentions, _View, cyclic_over
 
@@ -83,9 +84,6 @@ __all__ = ["SdgLift"]
 
 ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
 SCAN_OF = {"sum": "cumsum", "prod": "cumprod", "max": "cummax", "min": "cummin"}
-I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
-
-
 def _same(text: str, expr) -> bool:
     try:
         return parse(text).same(expr)
@@ -478,14 +476,6 @@ def _expr(op: ir.Operation, name: str):
     return parse(expr_text(op.attributes[name]))
 
 
-def _enum_name(o: ir.Operation) -> str:
-    from tidal.dialects import enums
-    table = {"sdg.binary": enums.BinaryKind, "sdg.reduce": enums.ReduceKind}.get(o.name)
-    if table is None or "kind" not in o.attributes:
-        return ""
-    return str(table(ir.IntegerAttr(o.attributes["kind"]).value))
-
-
 def _binary_kind(name: str) -> int:
     from tidal.dialects import enums
     return getattr(enums.BinaryKind, name)
@@ -499,17 +489,6 @@ def _scan_kind(name: str) -> ir.Attribute:
 def _attrs(o: ir.Operation) -> dict:
     return {o.attributes[j].name: o.attributes[j].attr for j in range(len(o.attributes))
             if o.attributes[j].name not in ("deps", "domain")}
-
-
-def _create(before: ir.Operation, name: str, shape: list[str], elem: str, operands, domain, attrs) -> ir.Value:
-    """A new op `name` just before `before`, reading (value, components) pairs."""
-    ctx = before.context
-    with ctx, before.location, ir.InsertionPoint(before):
-        attrs = dict(attrs)
-        attrs["domain"] = index_attr(list(domain), ctx)
-        attrs["deps"] = ir.ArrayAttr.get([index_attr(list(d), ctx) for _, d in operands])
-        return ir.Operation.create(name, results=[tensor_type(shape, elem, ctx)],
-                                   operands=[v for v, _ in operands], attributes=attrs).results[0]
 
 
 @dataclass

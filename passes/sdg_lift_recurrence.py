@@ -83,7 +83,8 @@ from tidal.symbolic import SymbolicError, parse, simplify, substitute, to_text
 
 from .base import ModulePass, graph_steps, option
 from .sccs import strongly_connected
-from .sdg_lift import I64, _create, _enum_name, _erase_dead, _Graph, _read_shape
+from .sdg_build import I64, create as _create, kind_name as _enum_name
+from .sdg_lift import _erase_dead, _Graph, _read_shape
 from .sdg_vectorize import _mentions, step_edges, step_offset
 
 __all__ = ["SdgLiftRecurrence"]

@@ -40,11 +40,10 @@ from typing import ClassVar
 import numpy as np
 from mlir import ir
 
-from tidal.dialects import ops_named
 from tidal.dialects.attrs import index_attr, tensor_element_type, tensor_type
 from tidal.symbolic import SymbolicError, evaluate, parse
 
-from .base import ModulePass, PassFailure, option
+from .base import ModulePass, option, sdg_graphs
 from .sccs import strongly_connected
 from .sdg_lift import _read_shape
 from .sdg_vectorize import _mentions, _View
@@ -155,9 +154,7 @@ class SdgReassociate(ModulePass):
 
     def run(self, op: ir.Operation) -> None:
         self.num_reassociated = 0   # for tests and callers
-        for graph in ops_named(op, "sdg.graph"):
-            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
-                raise PassFailure("sdg-reassociate expects an sdg.graph with one block", graph)
+        for graph in sdg_graphs(op, "sdg-reassociate"):
             with graph.context:
                 while _Chains(graph, max(1, int(self.bound))).first():   # one rewrite per view
                     self.num_reassociated += 1

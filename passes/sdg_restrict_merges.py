@@ -55,12 +55,11 @@ from typing import ClassVar
 
 from mlir import ir
 
-from tidal.dialects import ops_named
 from tidal.dialects.attrs import expr_attr, index_attr, index_components
 from tidal.symbolic import SymbolicError, parse, to_text
 from tidal.symbolic.logic import BoolConst
 
-from .base import ModulePass, PassFailure
+from .base import ModulePass, sdg_graphs
 from .sdg_simplify import _dep_of, _set_dep
 from .sdg_vectorize import branches_at
 
@@ -136,8 +135,6 @@ class SdgRestrictMerges(ModulePass):
 
     def run(self, op: ir.Operation) -> None:
         self.num_restricted = 0   # for tests and callers
-        for graph in ops_named(op, "sdg.graph"):
-            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
-                raise PassFailure("sdg-restrict-merges expects an sdg.graph with one block", graph)
+        for graph in sdg_graphs(op, "sdg-restrict-merges"):
             with graph.context:
                 self.num_restricted += _restrict(graph)

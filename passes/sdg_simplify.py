@@ -59,12 +59,12 @@ from typing import ClassVar
 import numpy as np
 from mlir import ir
 
-from tidal.dialects import enums, ops_named
+from tidal.dialects import enums
 from tidal.dialects.attrs import expr_text, index_attr, index_components, tensor_element_type, tensor_shape
 from tidal.symbolic import Dim, SymbolicError, parse, to_text
 from tidal.symbolic.isl_bridge import domain_set
 
-from .base import ModulePass, PassFailure, option
+from .base import ModulePass, PassFailure, option, sdg_graphs
 from .rt_to_sdg_index import compose
 from .sccs import strongly_connected
 from .sdg_fuse import _read_type
@@ -449,9 +449,7 @@ class SdgSimplify(ModulePass):
             raise PassFailure(f"sdg-simplify: unknown rewrite '{unknown[0]}' (expected some of "
                               f"{', '.join(REWRITES)})")
         self.counts = {"branches_dropped": 0, "forwarded": 0, "hoisted": 0, "folded": 0}
-        for graph in ops_named(op, "sdg.graph"):
-            if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
-                raise PassFailure("sdg-simplify expects an sdg.graph with one block", graph)
+        for graph in sdg_graphs(op, "sdg-simplify"):
             memo: dict = {}
             with graph.context:
                 for _ in range(MAX_ROUNDS):

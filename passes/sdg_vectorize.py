@@ -69,6 +69,7 @@ from tidal.symbolic import Const, SymbolicError, parse, simplify, substitute, to
 from tidal.symbolic.logic import BoolConst
 
 from .base import ModulePass, PassFailure, graph_steps, option
+from .sdg_build import mentions as _mentions
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
 from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, step_values, \
@@ -91,16 +92,6 @@ def _deps(o: ir.Operation) -> list[list[str]]:
     if "deps" in o.attributes:
         return [index_components(a) for a in ir.ArrayAttr(o.attributes["deps"])]
     return [[] for _ in o.operands]
-
-
-def _mentions(text: str, step: str) -> bool:
-    try:
-        if ":" in text:
-            return any(step in {s.name for s in parse(part).free_symbols}
-                       for part in text.split(":") if part.strip())
-        return step in {s.name for s in parse(text).free_symbols}
-    except SymbolicError:
-        return True
 
 
 def step_offset(component: str, step: str) -> int | None:
@@ -274,6 +265,7 @@ class _Plan:
         self.cyclic, self.backward = cycles_over(g, step)
         self._unsafe: set[int] | None = None
         self.gathers: dict = {}   # the windows gathered so far (vectorize_windows.gather_window)
+        self._shape_cache: dict[int, list[list[str]]] = {}
         chosen = {k for k in range(len(g.ops)) if k not in self.cyclic and self._candidate(k)}
         changed = True
         while changed:   # drop ops read by someone outside other than through the whole range
@@ -333,11 +325,18 @@ class _Plan:
             return ok.get((self.batched(a), self.batched(b)), False)
         return True
 
+    def _shapes(self, k: int) -> list[list[str]]:
+        """The shapes of op k's operands as it reads them, then of its result (kept:
+        the fixpoint above asks for them once per reader and round)."""
+        if k not in self._shape_cache:
+            o = self.g.ops[k]
+            self._shape_cache[k] = [tensor_shape(_read_type(v, tuple(d))) for v, d in zip(o.operands, _deps(o))] \
+                + [tensor_shape(o.results[0].type)]
+        return self._shape_cache[k]
+
     def varying(self, k: int) -> list[list[int]]:
         """The axes whose size varies with the step: of each operand as op k reads it, then of its result."""
-        o = self.g.ops[k]
-        shapes = [tensor_shape(_read_type(v, tuple(d))) for v, d in zip(o.operands, _deps(o))]
-        return [varying_axes(s, self.step) for s in shapes + [tensor_shape(o.results[0].type)]]
+        return [varying_axes(s, self.step) for s in self._shapes(k)]
 
     def window_of(self, src: int, dep: list[str]) -> tuple[str, str, int] | None:
         """(start, size, capacity) of a window read `x[i, t:min(t + n, T)]` of a value
@@ -349,9 +348,8 @@ class _Plan:
         return window(own, self.step)
 
     def _padded_ok(self, k: int) -> bool:
-        o = self.g.ops[k]
-        shapes = [tensor_shape(_read_type(v, tuple(d))) for v, d in zip(o.operands, _deps(o))]
-        return padded_ok(o, shapes, tensor_shape(o.results[0].type), self.step)
+        shapes = self._shapes(k)
+        return padded_ok(self.g.ops[k], shapes[:-1], shapes[-1], self.step)
 
     def _gather_all(self, k: int) -> bool:
         """A `take 0 at <d>` of a value without d whose axis 0 has d's bound: for

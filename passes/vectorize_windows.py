@@ -35,10 +35,11 @@ import math
 from mlir import ir
 
 from tidal.dialects import enums
-from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape, tensor_type
+from tidal.dialects.attrs import expr_attr, tensor_element_type, tensor_shape
 from tidal.symbolic import Const, SymbolicError, Symbol, parse, simplify, to_text
 from tidal.symbolic.arithmetic import Add, FloorDiv, Max, Min, Mod, Mul, Neg, Sub
 
+from .sdg_build import create, i64_attr, kind_name, mentions
 from .sdg_fuse import _read_type
 
 __all__ = ["capacity", "varying_axes", "static_shape", "window", "padded_ok", "gather_window", "mask_combined",
@@ -47,13 +48,6 @@ __all__ = ["capacity", "varying_axes", "static_shape", "window", "padded_ok", "g
 # the value a reduction or scan reads in the padding: it changes nothing
 IDENTITY = {"sum": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf,
             "cumsum": 0.0, "cumprod": 1.0, "cummax": -math.inf, "cummin": math.inf}
-
-
-def _mentions(text: str, step: str) -> bool:
-    try:
-        return step in {s.name for s in parse(text).free_symbols}
-    except SymbolicError:
-        return True
 
 
 def capacity(size: str, step: str) -> int | None:
@@ -86,23 +80,15 @@ def _bound(e) -> int | None:
     return None
 
 
-def kind_name(o: ir.Operation) -> str:
-    """The kind of a reduce or scan (`sum`, `cumsum`), else ''."""
-    table = {"sdg.reduce": enums.ReduceKind, "sdg.scan": enums.ScanKind}.get(o.name)
-    if table is None or "kind" not in o.attributes:
-        return ""
-    return str(table(ir.IntegerAttr(o.attributes["kind"]).value))
-
-
 def varying_axes(shape: list[str], step: str) -> list[int]:
-    return [a for a, s in enumerate(shape) if _mentions(s, step)]
+    return [a for a, s in enumerate(shape) if mentions(s, step)]
 
 
 def static_shape(shape: list[str], step: str) -> list[str] | None:
     """The shape with each varying size replaced by its capacity; None if one has none."""
     out = []
     for s in shape:
-        if _mentions(s, step):
+        if mentions(s, step):
             c = capacity(s, step)
             if c is None:
                 return None
@@ -115,7 +101,7 @@ def window(component: str, step: str) -> tuple[str, str, int] | None:
     """(start, size, capacity) of a read component `lo:hi` (no stride) whose ends vary
     with the step and whose size has a constant bound, else None."""
     parts = component.split(":")
-    if len(parts) != 2 or not all(p.strip() for p in parts) or not any(_mentions(p, step) for p in parts):
+    if len(parts) != 2 or not all(p.strip() for p in parts) or not any(mentions(p, step) for p in parts):
         return None
     try:
         lo, hi = parse(parts[0]), parse(parts[1])
@@ -160,27 +146,10 @@ def _has_identity(o: ir.Operation) -> bool:
 
 
 # ---------------------------------------------------------------------------------- rewrite
-def _i64(ctx) -> ir.Type:
-    return ir.IntegerType.get_signless(64, ctx)
-
-
-def _op(before: ir.Operation, name: str, shape: list[str], elem: str, operands: list, domain: list,
-        attrs: dict | None = None) -> ir.Value:
-    """A new op `name` just before `before`, reading (value, components) pairs."""
-    ctx = before.context
-    with ctx, before.location, ir.InsertionPoint(before):
-        attrs = dict(attrs or {})
-        attrs["domain"] = index_attr(list(domain), ctx)
-        if operands:
-            attrs["deps"] = ir.ArrayAttr.get([index_attr(list(d), ctx) for _, d in operands])
-        return ir.Operation.create(name, results=[tensor_type(shape, elem, ctx)],
-                                   operands=[v for v, _ in operands], attributes=attrs).results[0]
-
-
 def _binary(before, kind: str, a, b, shape, elem, domain) -> ir.Value:
     ctx = before.context
     attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(32, ctx), int(getattr(enums.BinaryKind, kind)))
-    return _op(before, "sdg.binary", shape, elem, [(a, domain), (b, domain)], domain, {"kind": attr})
+    return create(before, "sdg.binary", shape, elem, [(a, domain), (b, domain)], domain, {"kind": attr})
 
 
 def _step_values(before, expr: str, step: str, steps_value: ir.Value, shape: list[str], domain: list) -> ir.Value:
@@ -191,7 +160,7 @@ def _step_values(before, expr: str, step: str, steps_value: ir.Value, shape: lis
     def build(e) -> ir.Value:
         free = {s.name for s in e.free_symbols}
         if step not in free:
-            return _op(before, "sdg.symbol_value", [], "i64", [], domain,
+            return create(before, "sdg.symbol_value", [], "i64", [], domain,
                        {"expr": expr_attr(to_text(e, mlir=True), ctx)})
         if isinstance(e, Symbol):
             return steps_value
@@ -220,7 +189,7 @@ def _uses(domain: list, expr: str) -> list:
 
 
 def _iota(before, shape: list[str], dim: int, domain: list) -> ir.Value:
-    return _op(before, "sdg.iota", shape, "i64", [], domain, {"dim": ir.IntegerAttr.get(_i64(before.context), dim)})
+    return create(before, "sdg.iota", shape, "i64", [], domain, {"dim": i64_attr(dim, before.context)})
 
 
 def step_values(before: ir.Operation, expr: str, step: str, bound: str, domain: list, elem: str) -> ir.Value:
@@ -228,7 +197,7 @@ def step_values(before: ir.Operation, expr: str, step: str, bound: str, domain: 
     (a window's size, the divisor of its mean)."""
     value = _step_values(before, expr, step, _iota(before, [bound], 0, domain), [bound], domain)
     if elem != "i64":
-        value = _op(before, "sdg.cast", [bound], elem, [(value, domain)], domain)
+        value = create(before, "sdg.cast", [bound], elem, [(value, domain)], domain)
     return value
 
 
@@ -252,10 +221,10 @@ def gather_window(before: ir.Operation, value: ir.Value, dep: list[str], domain:
         last = _step_values(before, f"{bound} - 1", step, at, grid, idom)
         zero = _step_values(before, "0", step, at, grid, idom)
         at = _binary(before, "max", _binary(before, "min", at, last, grid, "i64", idom), zero, grid, "i64", idom)
-        at = cache[(start, cap, tuple(idom))] = _op(before, "sdg.reshape", [flat], "i64", [(at, idom)], idom)
-    dim0 = ir.IntegerAttr.get(_i64(before.context), 0)
-    rows = _op(before, "sdg.index_select", [flat] + rest, elem, [(value, dep), (at, idom)], domain, {"dim": dim0})
-    cache[key] = _op(before, "sdg.reshape", grid + rest, elem, [(rows, domain)], domain)
+        at = cache[(start, cap, tuple(idom))] = create(before, "sdg.reshape", [flat], "i64", [(at, idom)], idom)
+    dim0 = i64_attr(0, before.context)
+    rows = create(before, "sdg.index_select", [flat] + rest, elem, [(value, dep), (at, idom)], domain, {"dim": dim0})
+    cache[key] = create(before, "sdg.reshape", grid + rest, elem, [(rows, domain)], domain)
     return cache[key]
 
 
@@ -274,9 +243,9 @@ def masked(before: ir.Operation, value: ir.Value, dep: list[str], domain: list, 
         if key not in cache:
             size = _step_values(before, per_point[axis], step, _iota(before, grid, 0, mdom), grid, mdom)
             cache[key] = _binary(before, "lt", _iota(before, grid, axis + 1, mdom), size, grid, "i1", mdom)
-        fill = _op(before, "sdg.full", [], elem, [], [],
+        fill = create(before, "sdg.full", [], elem, [], [],
                    {"value": ir.FloatAttr.get(ir.F64Type.get(before.context), identity)})
-        value = _op(before, "sdg.where", batched, elem, [(cache[key], mdom), (value, dep), (fill, [])], domain)
+        value = create(before, "sdg.where", batched, elem, [(cache[key], mdom), (value, dep), (fill, [])], domain)
         dep = domain
     return value
 
