@@ -230,3 +230,27 @@ def test_consecutive_allocs_and_frees_update_the_last_sample(monkeypatch):
                         lambda self, event, quiet=False, added=(), removed=(): full(self, event))
     assert report() == quiet
     assert len(quiet[0]) > 100
+
+
+def test_large_host_inputs_at_capacity_are_sent_directly(monkeypatch):
+    """A host input already at its store's capacity and of DIRECT_UPLOAD_BYTES or
+    more goes to the device with jnp.asarray (one copy), the others through the
+    jitted padding call; both give the numpy backend's values, and the input
+    array the user passed is left as it was."""
+    from tidal.runtime.scheduled import allocation
+
+    sent = []
+    real = allocation._padded_all
+    monkeypatch.setattr(allocation, "_padded_all", lambda xs, shapes: sent.append(len(xs)) or real(xs, shapes))
+    p = rnn()
+    ref = p.compile(backend="numpy")
+    exe = p.compile()
+    for limit, T, padded_calls in ((1 << 40, 32, 1), (0, 32, 0), (0, 20, 1)):   # 20: padded to 32
+        monkeypatch.setattr(allocation, "DIRECT_UPLOAD_BYTES", limit)
+        x = np.random.default_rng(T).random((T, N), dtype=np.float32)
+        before = x.copy()
+        sent.clear()
+        got = exe.run({"T": T}, {"x": x})["h"]
+        np.testing.assert_allclose(got, ref.run({"T": T}, {"x": x})["h"], rtol=1e-5, atol=1e-6)
+        assert len(sent) == padded_calls, (limit, T, sent)
+        np.testing.assert_array_equal(x, before)
