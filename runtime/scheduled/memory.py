@@ -26,6 +26,7 @@ the stores move between the device and the host: every move is an event
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -72,10 +73,24 @@ class MemoryReport:
     timeline: list      # [(seconds, event, live bytes, device bytes)]: "start", "alloc %3", "free %3",
     #                     "swap out %3", "swap in %3", "end"
     stores: dict        # name -> StoreLife
-    per_store: list     # per timeline entry: {name: bytes} of the live stores
+    changes: list       # per timeline entry: [(name, bytes now, or None: freed)] since the entry before
     swapped: list = field(default_factory=list)   # [(timeline index, name, "out" | "in", bytes)]
     peak_device_bytes: int = 0    # the most the stores on the device held (= peak_bytes without a budget)
     budget: int | None = None     # p.compile(device_memory=...), in bytes
+
+    @functools.cached_property
+    def per_store(self) -> list:
+        """Per timeline entry: {name: bytes} of the live stores (made from
+        `changes` when asked: a run records only what changed at each event)."""
+        snaps, live = [], {}
+        for changed in self.changes:
+            for name, nbytes in changed:
+                if nbytes is None:
+                    live.pop(name, None)
+                else:
+                    live[name] = nbytes
+            snaps.append(dict(live))
+        return snaps
 
     @property
     def freed_bytes(self) -> int:
@@ -139,7 +154,14 @@ def _mb(n: int) -> str:
 
 class MemoryTracker:
     """Collects one run's timeline (see the module docstring). `on_host(key)`:
-    whether a store is swapped out to the host now (swapping.py)."""
+    whether a store is swapped out to the host now (swapping.py).
+
+    An event records only what changed since the one before (the bytes of
+    the stores added, removed, or grown); the report rebuilds the per-store
+    snapshots from them when asked. Without a budget, the live total is kept
+    as a running sum and an event measures only the stores whose size can
+    change (point stores): measuring every live store at every event cost
+    the RNN of bench_runtime.py 85 us a run, a third of its fixed overhead."""
 
     def __init__(self, describe, on_host=None, budget: int | None = None):
         self.describe = describe     # store key -> (name, label, kind)
@@ -148,9 +170,12 @@ class MemoryTracker:
         self.live: dict = {}         # key -> store
         self.names: dict = {}        # key -> its name in the report
         self.fixed: dict = {}        # key -> bytes, for stores whose size never changes (array stores)
+        self.growing: dict = {}      # key -> store, the live stores whose size can change
+        self.current: dict = {}      # name -> bytes at the last event, of the live stores
+        self.total = 0               # sum(self.current.values())
         self.lives: dict = {}        # name -> StoreLife
         self.timeline: list = []
-        self.per_store: list = []
+        self.changes: list = []
         self.swapped: list = []
         self.peak = 0
         self.peak_device = 0
@@ -161,30 +186,45 @@ class MemoryTracker:
 
     def _sample(self, event: str, quiet: bool = False, added=(), removed=()) -> None:
         """Appends the live bytes now. `quiet`: nothing ran since the last
-        sample, only the stores `added` and `removed` (keys) changed: the last
-        sample is updated instead of every live store measured again (a run of
-        consecutive allocs and frees between two statements: REINFORCE's
-        392 events a run cost more than its XLA work)."""
-        if quiet and self.per_store and self.budget is None:
-            snap = dict(self.per_store[-1])
-            _, _, total, device = self.timeline[-1]
-            for key in removed:
-                b = snap.pop(self.describe(key)[0], 0)
-                total, device = total - b, device - b
-            for key in added:
-                name = self.describe(key)[0]
-                b = snap[name] = store_bytes(self.live[key])
-                total, device = total + b, device + b
-                life = self.lives[name]
-                life.bytes = max(life.bytes, b)
-            self._record(event, snap, total, device)
+        event, only the stores `added` and `removed` (keys) changed: the
+        other stores are not measured again (a run of consecutive allocs and
+        frees between two statements: REINFORCE's 392 events a run)."""
+        if self.budget is not None:
+            self._sample_all(event)
             return
-        snap = {}
-        device = 0
+        changed, current, lives = [], self.current, self.lives
+        for key in removed:
+            name = self.names.get(key) or self.describe(key)[0]
+            if name in current:
+                self.total -= current.pop(name)
+                changed.append((name, None))
+        if quiet and self.timeline:
+            measure = [(key, self.live[key]) for key in added if key in self.live]
+        else:
+            measure = list(self.growing.items()) + [(key, self.live[key]) for key in added
+                                                     if key in self.live and key not in self.growing]
         fixed, names = self.fixed, self.names
-        for key, store in self.live.items():
+        for key, store in measure:
             name = names[key]
             b = fixed.get(key)
+            if b is None:
+                b = store_bytes(store)
+            old = current.get(name)
+            if old != b:
+                current[name] = b
+                self.total += b - (old or 0)
+                changed.append((name, b))
+                life = lives[name]
+                if b > life.bytes:
+                    life.bytes = b
+        self._record(event, changed, self.total, self.total)
+
+    def _sample_all(self, event: str) -> None:
+        """Every live store measured, and which are on the device (under a budget)."""
+        snap, device = {}, 0
+        for key, store in self.live.items():
+            name = self.names[key]
+            b = self.fixed.get(key)
             if b is None:
                 b = store_bytes(store)
             snap[name] = b
@@ -192,13 +232,18 @@ class MemoryTracker:
                 device += b
             life = self.lives[name]
             life.bytes = max(life.bytes, b)
-        self._record(event, snap, sum(snap.values()), device)
+        changed = [(name, None) for name in self.current if name not in snap]
+        changed += [(name, b) for name, b in snap.items() if self.current.get(name) != b]
+        self.current, self.total = snap, sum(snap.values())
+        self._record(event, changed, self.total, device)
 
-    def _record(self, event: str, snap: dict, total: int, device: int) -> None:
-        self.peak = max(self.peak, total)
-        self.peak_device = max(self.peak_device, device)
+    def _record(self, event: str, changed: list, total: int, device: int) -> None:
+        if total > self.peak:
+            self.peak = total
+        if device > self.peak_device:
+            self.peak_device = device
         self.timeline.append((time.perf_counter() - self.start, event, total, device))
-        self.per_store.append(snap)
+        self.changes.append(changed)
 
     def observe_device(self, device: int) -> None:
         """Device bytes seen between events (swapping.py checks them before every launch)."""
@@ -211,12 +256,14 @@ class MemoryTracker:
         nbytes = getattr(store, "nbytes", None)     # an ArrayStore's: fixed (stores.py)
         if nbytes is not None:
             self.fixed[key] = nbytes
+        else:
+            self.growing[key] = store
         self.lives[name] = StoreLife(name, label, kind, 0, len(self.timeline), None)
 
     def started(self, stores: dict) -> None:
         for key, store in stores.items():
             self._add(key, store)
-        self._sample("start")
+        self._sample("start", added=list(stores))
 
     def allocated(self, node: int, stores: dict, quiet: bool = False) -> None:
         """`quiet`: the previous event came just before (no statement between)."""
@@ -230,6 +277,7 @@ class MemoryTracker:
         self._sample(f"before free %{node}", quiet)
         for key in keys:
             self.live.pop(key, None)
+            self.growing.pop(key, None)
             self.lives[self.describe(key)[0]].freed = len(self.timeline)
         self._sample(f"free %{node}", True, removed=keys)
 
@@ -240,5 +288,5 @@ class MemoryTracker:
 
     def report(self) -> MemoryReport:
         self._sample("end")
-        return MemoryReport(self.peak, self.timeline, self.lives, self.per_store, self.swapped,
+        return MemoryReport(self.peak, self.timeline, self.lives, self.changes, self.swapped,
                             self.peak_device, self.budget)
