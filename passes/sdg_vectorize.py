@@ -32,7 +32,14 @@ the set:
   starts at d's last point, provided no backward recurrence feeds the op
   (its operands' last points then come last): that loop could not start
   before the batched op anyway. The read becomes a `take 0 at <t>` of the
-  batched value (PPO's critic runs once over the episode, not twice per step).
+  batched value (PPO's critic runs once over the episode, not twice per step);
+* or, for a value computed by a matmul over d (`x[t] @ U + b`) that a
+  recurrence over d reads at `v[t]` (and its start at a fixed point), whose
+  operands are all ready before d's loop (inputs and ops this pass batches,
+  nothing on or after a cycle over d): option `early`
+  (default on). It runs once before the loop, which it delays by nothing,
+  and the loop takes row t: an RNN's input projection `x[t] @ U` is one
+  matrix product instead of T vector-matrix products inside the recurrence.
 
 Operands from outside the set that vary with d are read as whole blocks
 (`x[i, 0:T]`); operands without d are unchanged (they broadcast against the
@@ -54,7 +61,8 @@ After `sdg-vectorize`:
     %s = sdg.reduce sum [0] %o[i] domain [i] : (...[T, 4, 2]...) -> [4, 2]
 
 Option `dims`: the steps to vectorize, comma-separated (default: every step
-of each graph, innermost first).
+of each graph, innermost first); `windows` and `early` switch those two
+forms off.
 """
 from __future__ import annotations
 
@@ -72,6 +80,7 @@ from .base import ModulePass, PassFailure, graph_steps, option
 from .sdg_build import mentions as _mentions
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
+from .vectorize_early import early_point
 from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, step_values, \
     varying_axes, window
 
@@ -259,11 +268,13 @@ def _into_the_past(g: _View, src: int, dep: list[str], past: set[str]) -> bool:
 class _Plan:
     """The ops over one step to vectorize (see the module doc)."""
 
-    def __init__(self, g: _View, step: str, windows: bool = True):
-        self.g, self.step, self.windows = g, step, windows
+    def __init__(self, g: _View, step: str, windows: bool = True, early: bool = True):
+        self.g, self.step, self.windows, self.early = g, step, windows, early
         self.bound = g.bounds[g.steps.index(step)]
         self.cyclic, self.backward = cycles_over(g, step)
         self._unsafe: set[int] | None = None
+        self._early: dict[int, str | None] = {}   # vectorize_early.early_ready
+        self._after_cycles: set[int] | None = None
         self.gathers: dict = {}   # the windows gathered so far (vectorize_windows.gather_window)
         self._shape_cache: dict[int, list[list[str]]] = {}
         chosen = {k for k in range(len(g.ops)) if k not in self.cyclic and self._candidate(k)}
@@ -277,7 +288,7 @@ class _Plan:
                              for src, dep in g.reads[k]) or \
                     any(self.batched(src) and src not in chosen and varying and self.window_of(src, dep) is None
                         for (src, dep), varying in zip(g.reads[k], self.varying(k)))
-                if inside or not all(r in chosen or self._whole_range(k, r, i) or self.late_point(k, r, i)
+                if inside or not all(r in chosen or self._whole_range(k, r, i) or self.point_read(k, r, i)
                                      for r, i in g.readers[k]):
                     chosen.discard(k)
                     changed = True
@@ -364,6 +375,12 @@ class _Plan:
         except SymbolicError:
             return False
 
+    def point_read(self, src: int, reader: int, operand: int) -> bool:
+        """Whether `reader` may read one point of the batched `src` (a `take` of it):
+        from a backward recurrence (late_point), or from anywhere when every
+        point of `src` is ready before the step's loop starts (early_point)."""
+        return self.late_point(src, reader, operand) or early_point(self, src, reader, operand)
+
     def late_point(self, src: int, reader: int, operand: int) -> bool:
         """Whether `reader` reads one point of `src` (`v[i, t]`, `v[i, T - 1]`) from a
         backward recurrence over the step (cycles_over) and `src`'s points come
@@ -438,11 +455,13 @@ class SdgVectorize(ModulePass):
     dims: str = option("", "steps to vectorize, comma-separated (default: every step, innermost first)")
     windows: bool = option(True, "batch ops over bounded windows (r[t:min(t + n, T)]) at their capacity, "
                                  "padded and masked (vectorize_windows)")
+    early: bool = option(True, "batch matmuls of values ready before a recurrence's loop (an RNN's input "
+                               "projection x[t] @ U) and read their rows in the loop")
 
     def run(self, op: ir.Operation) -> None:
         self.num_vectorized = 0   # for tests and callers
         for graph, step in graph_steps(op, self.dims, self.name, innermost_first=True):
-            plan = _Plan(_View(graph), step, bool(self.windows))
+            plan = _Plan(_View(graph), step, bool(self.windows), bool(self.early))
             if plan.chosen:
                 _rewrite(plan)
                 self.num_vectorized += len(plan.chosen)
@@ -463,7 +482,7 @@ def _rewrite(plan: _Plan) -> None:
             comps = g.reads[r][i][1]
             pos = g.domain[k].index(step)
             value, dep = new[k], comps[:pos] + comps[pos + 1:]
-            if plan.late_point(k, r, i):   # one point: a take of the batched value, before the reader
+            if plan.point_read(k, r, i):   # one point: a take of the batched value, before the reader
                 value, dep = _point_take(value, dep, comps[pos], g.ops[k].results[0].type, reader,
                                          g.domain[r], step)
             reader.operands[i] = value

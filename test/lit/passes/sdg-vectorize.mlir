@@ -3,6 +3,8 @@
 // RUN: tidal-opt %s --split-input-file --sdg-vectorize | FileCheck %s
 // Vectorizing twice changes nothing more:
 // RUN: tidal-opt %s --split-input-file --sdg-vectorize --sdg-vectorize | FileCheck %s
+// Without early batching, the input projection stays in the loop:
+// RUN: tidal-opt %s --split-input-file --pass-pipeline='builtin.module(sdg-vectorize{early=false})' | FileCheck %s --check-prefix=NOEARLY
 
 // A weight gradient: a per-step outer product (matmul), summed over the episode.
 // The matmul reads its operands as whole blocks; the sum reads the batched value.
@@ -221,4 +223,58 @@ sdg.graph @late_refused dims [t < T] {
   %s2 = sdg.binary add %w[t], %n2[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
   sdg.output "h" %h[t] domain [t] : !tidal.tensor<[4], f32>
   sdg.output "a2" %a2[t] domain [t] : !tidal.tensor<[4], f32>
+}
+
+// -----
+
+// An RNN's input projection x[t] @ u, read by the recurrence at t and by its
+// start at 0: it depends on inputs only, so it is one matmul over all t before
+// the loop, read with takes; the recurrence's own matmul h[t - 1] @ w stays.
+// CHECK-LABEL: sdg.graph @early
+// CHECK: %[[P:.*]] = sdg.matmul %{{.*}}[0:T], %{{.*}}[] domain [] : ({{.*}}) -> !tidal.tensor<[T, 4], f32>
+// CHECK: %[[S:.*]] = sdg.take 0 at <0> %[[P]][] domain []
+// CHECK: sdg.unary tanh %[[S]][] domain []
+// CHECK: sdg.matmul %{{.*}}[t - 1], %{{.*}}[] domain [t]
+// CHECK: %[[R:.*]] = sdg.take 0 at <t> %[[P]][] domain [t]
+// CHECK: sdg.binary add %{{.*}}[t], %[[R]][t] domain [t]
+// NOEARLY-LABEL: sdg.graph @early
+// NOEARLY: sdg.matmul %{{.*}}[t], %{{.*}}[] domain [t]
+// NOEARLY-NOT: sdg.take
+// NOEARLY: sdg.output "h"
+sdg.graph @early dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[4], f32>
+  %u = sdg.input "u" domain [] : !tidal.tensor<[4, 4], f32>
+  %w = sdg.input "w" domain [] : !tidal.tensor<[4, 4], f32>
+  %xu = sdg.matmul %x[t], %u[] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4, 4], f32>) -> !tidal.tensor<[4], f32>
+  %h0 = sdg.unary tanh %xu[0] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %hw = sdg.matmul %h[t - 1], %w[] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4, 4], f32>) -> !tidal.tensor<[4], f32>
+  %a = sdg.binary add %hw[t], %xu[t] domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %n = sdg.unary tanh %a[t] domain [t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %h = sdg.merge %h0[] if <t eq 0>, %n[t] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  sdg.output "h" %h[t] domain [t] : !tidal.tensor<[4], f32>
+}
+
+// -----
+
+// Refused: a projection read at t by a recurrence (g) but by a weight computed
+// from another recurrence's last point (su from h[i, T - 1]: downstream of a
+// cycle over t), and one read at t by an output only (no recurrence to take it
+// out of).
+// CHECK-LABEL: sdg.graph @early_refused
+// CHECK-NOT: 0:T]
+// CHECK-NOT: sdg.take
+// CHECK: sdg.output "e"
+sdg.graph @early_refused dims [i < I, t < T] {
+  %x = sdg.input "x" domain [i, t] : !tidal.tensor<[4], f32>
+  %u = sdg.input "u" domain [] : !tidal.tensor<[4, 4], f32>
+  %h = sdg.merge %x[i, 0] if <t eq 0>, %n[i, t - 1] if <true> domain [i, t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %n = sdg.unary tanh %h[i, t] domain [i, t] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %s = sdg.reduce sum [0] %h[i, T - 1] domain [i] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[], f32>
+  %su = sdg.binary mul %u[], %s[i] domain [i] : (!tidal.tensor<[4, 4], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[4, 4], f32>
+  %y = sdg.matmul %x[i, t], %su[i] domain [i, t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4, 4], f32>) -> !tidal.tensor<[4], f32>
+  %g = sdg.merge %y[i, 0] if <t eq 0>, %ga[i, t] if <true> domain [i, t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %ga = sdg.binary add %g[i, t - 1], %y[i, t] domain [i, t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
+  %e = sdg.matmul %x[i, t], %u[] domain [i, t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4, 4], f32>) -> !tidal.tensor<[4], f32>
+  sdg.output "g" %g[i, t] domain [i, t] : !tidal.tensor<[4], f32>
+  sdg.output "e" %e[i, t] domain [i, t] : !tidal.tensor<[4], f32>
 }

@@ -453,6 +453,8 @@ def features(desc: Desc) -> set:
         f.add("two_dims")
     for n in desc.nodes:
         f.add(f"dtype:{n.dtype}")
+        if n.attrs.get("proj"):
+            f.add("rec_input_proj")
         if n.op in ("unary", "binary", "where"):
             f.add("elementwise")
         elif n.op == "shape":

@@ -273,6 +273,13 @@ class TemporalReads:
             self.desc.stmts.append(("define", s, at_target, ("mod", rd, target, self.pick([2, 3]), 0),
                                     self.cast(v, dtype) if self.n(v).kind != k else v))
         other = self.fit(self.expr(local, k, 2, ok), shape)
+        xs = [i for i in self.pool if self.n(i).op == "input" and rd in self.n(i).domain and shape
+              and set(self.n(i).domain) <= set(dom) and len(self.n(i).shape) == len(shape)
+              and self.n(i).shape[:-1] == shape[:-1] and self.n(i).kind == "f"]
+        if k == "f" and xs and "rec_input_proj" not in EXCLUDE and self.chance(0.5):
+            # an RNN's input projection x[t] @ U read at the step's point (sdg-vectorize's "early")
+            proj = self.projection(self.pick(xs), shape[-1])
+            prev = self.fit(self.binary("add", self.fit(prev, shape), proj), shape)
         comb = self.pick({"f": ["add", "mul", "sub"], "i": ["add", "sub", "mul"], "b": ["xor", "and", "or"]}[k])
         v = self.fit(self.binary(comb, self.fit(prev, shape), other), shape)
         if k == "f":
@@ -282,6 +289,16 @@ class TemporalReads:
         if not np.can_cast(self.n(v).dtype, dtype, "same_kind") or self.chance(0.3):
             v = self.cast(v, dtype)
         self.desc.stmts.append(("define", s, at_target, None, v))
+
+    def projection(self, a, m):
+        """`a @ U` with a new float param U of (a's last axis, m), marked for `features`."""
+        n = self.n(a)
+        rng = np.random.default_rng(len(self.desc.nodes))
+        name = f"W{len(self.desc.nodes)}"
+        self.desc.params[name] = (np.round(rng.normal(size=(n.shape[-1], m)) * 0.5, 2)).astype(n.dtype)
+        u = self.add("param", [], {"name": name}, n.dtype, (n.shape[-1], m), domain=())
+        self.pool.append(u)
+        return self.add("matmul", [a, u], {"proj": True}, n.dtype, n.shape[:-1] + (m,))
 
     def reduce_all(self, a):
         n = self.n(a)

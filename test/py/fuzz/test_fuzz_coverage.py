@@ -19,7 +19,7 @@ REQUIRED = [  # (feature, at least this many of the N programs): about a third o
     ("cast", 40), ("two_dims", 20), ("udf", 10), ("random", 10), ("symbol", 4), ("grad", 15),
     ("dtype:float32", 50), ("dtype:float64", 30), ("dtype:int32", 25), ("dtype:int64", 30),
     ("dtype:bool", 30), ("treduce:dsum", 5), ("treduce:dsteps", 3), ("treduce:cumsum_take", 2),
-    ("whole_range", 20), ("lift_window", 20), ("window_whole", 15),
+    ("whole_range", 20), ("lift_window", 20), ("window_whole", 15), ("rec_input_proj", 7),
 ]
 
 

@@ -10,20 +10,22 @@ from hypothesis import strategies as st
 
 from fuzz_budget import pass_settings
 from fuzz_check import build, make_inputs
-from program_gen import programs
+from program_gen import features, programs
 from test_fuzz_fusion import agree
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 
 def pass_on_random_programs(request, name: str, previous: str, element: str | None = None,
-                            pipelines: tuple | None = None, compare_off: bool = False) -> dict:
+                            pipelines: tuple | None = None, compare_off: bool = False,
+                            feature: str | None = None) -> dict:
     """Random programs compiled with the default pipeline and without pass `name`
     agree at two sets of bounds (jax too where the pass changed the IR, i.e. its
     stage differs from stage `previous`); returns how many it changed. `element`:
     the pass with options, in place of `name` in the default pipeline.
     `pipelines`: (with the pass, without it) for a pass not in the default.
     `compare_off`: a program counts as changed when stage `name` differs between
-    the two pipelines (two option settings of one pass), not from `previous`."""
+    the two pipelines (two option settings of one pass), not from `previous`.
+    `feature`: only programs with this generator feature (program_gen.features)."""
     without = tuple(p for p in DEFAULT_SDG_PASSES if p != name)
     with_pass = tuple(element if p == name and element else p for p in DEFAULT_SDG_PASSES)
     if pipelines is not None:
@@ -33,7 +35,8 @@ def pass_on_random_programs(request, name: str, previous: str, element: str | No
     @pass_settings(request.config)
     @given(data=st.data())
     def run(data):
-        desc = data.draw(programs(), label="program")
+        strategy = programs() if feature is None else programs().filter(lambda d: feature in features(d))
+        desc = data.draw(strategy, label="program")
         p, _ = build(desc)
         on = p.compile(backend="numpy", passes=with_pass)
         off = p.compile(backend="numpy", passes=without)
@@ -62,6 +65,18 @@ def test_vectorize_windows_on_random_programs(request):
     off = tuple("sdg-vectorize{windows=false}" if p == "sdg-vectorize" else p for p in DEFAULT_SDG_PASSES)
     seen = pass_on_random_programs(request, "sdg-vectorize", "sdg-lift", pipelines=(DEFAULT_SDG_PASSES, off),
                                    compare_off=True)
+    assert seen["changed"] >= 1, seen
+
+
+def test_vectorize_early_on_random_programs(request):
+    # matmuls of inputs read row by row by a recurrence, batched before its loop
+    # ("early"), against sdg-vectorize without them
+    off = tuple("sdg-vectorize{early=false}" if p == "sdg-vectorize" else p for p in DEFAULT_SDG_PASSES)
+    # programs with an input projection in a recurrence's step case ("rec_input_proj",
+    # about one in ten drawn); about half of them are batched early (the others: the
+    # recurrence is backward, batched before already, or dead)
+    seen = pass_on_random_programs(request, "sdg-vectorize", "sdg-lift", pipelines=(DEFAULT_SDG_PASSES, off),
+                                   compare_off=True, feature="rec_input_proj")
     assert seen["changed"] >= 1, seen
 
 

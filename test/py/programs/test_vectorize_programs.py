@@ -149,3 +149,51 @@ def test_values_read_by_a_backward_recurrence_are_batched(T, two_dims, gamma):
         np.testing.assert_allclose(out["adv"], want, rtol=2e-4, atol=2e-4, err_msg=f"{backend} {passes}")
     text = p.compile("numpy").stages["sdg-vectorize"]
     assert "-> !tidal.tensor<[T, 3, 2], f32>" in text and "sdg.take 0 at <t>" in text, text
+
+
+@settings(max_examples=8, deadline=None)
+@given(T=st.integers(1, 6), two_dims=st.booleans(), chain=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_input_projections_of_a_recurrence_are_batched(T, two_dims, chain, seed):
+    """An RNN's input projection: h[t] = tanh(h[t - 1] @ W + x[t] @ U), h[0] =
+    tanh(x[0] @ U) (with `chain`, (x[t] @ U) @ V). The projections depend on
+    inputs only, so they run as one matmul over all t before the recurrence's
+    loop, which reads row t (and its start row 0); the recurrence stays per step.
+    The values are NumPy's on every backend, with and without the pass."""
+    rng = np.random.default_rng(seed)
+    I = 2 if two_dims else 1
+    xv = rng.standard_normal((I, T, 2, 3)).astype(np.float32)
+    uv = rng.standard_normal((3, 4)).astype(np.float32) * 0.5
+    vv = rng.standard_normal((4, 4)).astype(np.float32) * 0.5
+    wv = rng.standard_normal((4, 4)).astype(np.float32) * 0.5
+    with td.Program() as p:
+        if two_dims:
+            (i, _), (t, T_) = p.dims("i", "t")
+            pre, dom = (i,), (i, t)
+        else:
+            (t, T_), = p.dims("t")
+            pre, dom = (), (t,)
+        x = td.input("x", shape=(2, 3), domain=dom)
+        xu = x @ td.param("U", uv)
+        if chain:
+            xu = xu @ td.param("V", vv)
+        h = td.recurrent(shape=(2, 4), domain=dom)
+        h[(*pre, 0)] = td.tanh(xu[(*pre, 0)])
+        h[(*pre, t)] = td.tanh(h[(*pre, t - 1)] @ td.param("W", wv) + xu)
+        p.output("h", h)
+    proj = xv.astype(np.float64) @ uv
+    proj = proj @ vv if chain else proj
+    want = np.zeros(proj.shape)
+    for k in range(T):
+        want[:, k] = np.tanh(proj[:, k] + (want[:, k - 1] @ wv if k else 0.0))
+    want = want if two_dims else want[0]
+    bounds = {"I": I, "T": T} if two_dims else {"T": T}
+    inputs = {"x": xv if two_dims else xv[0]}
+    for backend, passes in (("reference", None), ("numpy", None), ("jax", None), ("jax", PLAIN)):
+        out = p.compile(backend, passes=passes).run(bounds, inputs)
+        np.testing.assert_allclose(out["h"], want, rtol=2e-4, atol=2e-4, err_msg=f"{backend} {passes}")
+    text = p.compile("numpy").stages["sdg-vectorize"]
+    assert "-> !tidal.tensor<[T, 2, 4], f32>" in text and "sdg.take 0 at <t>" in text, text
+    assert "sdg.take 0 at <0>" in text, text
+    loop = [line for line in text.splitlines() if "sdg.matmul" in line and "domain [" + ", ".join(
+        ["i", "t"] if two_dims else ["t"]) + "]" in line]
+    assert len(loop) == 1, loop     # h[t - 1] @ W only
