@@ -170,6 +170,7 @@ def cycles_over(g: _View, step: str) -> tuple[set[int], set[int]]:
     past = _past_only_steps(g, step)
     cyclic: set[int] = set()
     backward: set[int] = set()
+    g.advancing = set()   # on a cycle that reads another point of the step (a recurrence over it)
     for comp in strongly_connected(len(g.ops), lambda k: edges[k]):
         members = set(comp)
         if len(comp) == 1 and comp[0] not in edges[comp[0]]:
@@ -181,6 +182,8 @@ def cycles_over(g: _View, step: str) -> tuple[set[int], set[int]]:
                    if src in members and not _into_the_past(g, src, dep, past)]
         if offsets and None not in offsets and min(offsets) >= 0 and max(offsets) > 0:
             backward |= members
+        if any(o is not None and o != 0 for o in offsets):
+            g.advancing |= members
     return cyclic, backward
 
 
@@ -272,6 +275,7 @@ class _Plan:
         self.g, self.step, self.windows, self.early = g, step, windows, early
         self.bound = g.bounds[g.steps.index(step)]
         self.cyclic, self.backward = cycles_over(g, step)
+        self.advancing = g.advancing   # (cycles_over) the recurrences over the step
         self._unsafe: set[int] | None = None
         self._early: dict[int, str | None] = {}   # vectorize_early.early_ready
         self._after_cycles: set[int] | None = None
