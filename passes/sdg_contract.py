@@ -68,9 +68,9 @@ from tidal.dialects.attrs import expr_attr, tensor_element_type, tensor_shape
 from tidal.symbolic import SymbolicError, parse, simplify, to_text
 
 from .base import ModulePass, sdg_graphs
-from .sdg_build import create as _create, i64_attr, kind_name as _enum_name
+from .sdg_build import create as _create, i64_attr, kind_name as _enum_name, mentions as _mentions
+from .sdg_graph_view import _View
 from .sdg_lift import _attrs, _read_shape
-from .sdg_vectorize import _mentions, _View
 
 __all__ = ["SdgContract"]
 

@@ -76,9 +76,9 @@ from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, ten
 from tidal.symbolic import Const, SymbolicError, evaluate, parse, simplify, to_text
 
 from .base import ModulePass, graph_steps, option
-from .sdg_build import I64, create as _create, kind_name as _enum_name
+from .sdg_build import I64, create as _create, kind_name as _enum_name, mentions as _mentions
 from .sdg_fuse import _read_type, _slice
-from .sdg_vectorize import _mentions, _View, cyclic_over
+from .sdg_graph_view import _View, cyclic_over
 
 __all__ = ["SdgLift"]
 

@@ -83,9 +83,9 @@ from tidal.symbolic import SymbolicError, parse, simplify, substitute, to_text
 
 from .base import ModulePass, graph_steps, option
 from .sccs import strongly_connected
-from .sdg_build import I64, create as _create, kind_name as _enum_name
+from .sdg_build import I64, create as _create, kind_name as _enum_name, mentions as _mentions
+from .sdg_graph_view import step_edges, step_offset
 from .sdg_lift import _erase_dead, _Graph, _read_shape
-from .sdg_vectorize import _mentions, step_edges, step_offset
 
 __all__ = ["SdgLiftRecurrence"]
 
@@ -120,7 +120,7 @@ class _Recurrences:
         self.g, self.step = g, step
         self.bound = g.bounds[g.steps.index(step)]
         # reads into the strict past of another past-only step (W[i - 1] when the step is
-        # t) do not tie the points of the step together (sdg_vectorize.step_edges)
+        # t) do not tie the points of the step together (sdg_graph_view.step_edges)
         edges = step_edges(g, step)
         comps = strongly_connected(len(g.ops), lambda k: edges[k])
         self.component = {k: tuple(c) for c in comps for k in c}

@@ -45,8 +45,9 @@ from tidal.symbolic import SymbolicError, evaluate, parse
 
 from .base import ModulePass, option, sdg_graphs
 from .sccs import strongly_connected
+from .sdg_build import mentions as _mentions
+from .sdg_graph_view import _View
 from .sdg_lift import _read_shape
-from .sdg_vectorize import _mentions, _View
 
 __all__ = ["SdgReassociate"]
 

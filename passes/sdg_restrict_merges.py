@@ -60,8 +60,8 @@ from tidal.symbolic import SymbolicError, parse, to_text
 from tidal.symbolic.logic import BoolConst
 
 from .base import ModulePass, sdg_graphs
+from .sdg_graph_view import branches_at
 from .sdg_simplify import _dep_of, _set_dep
-from .sdg_vectorize import branches_at
 
 __all__ = ["SdgRestrictMerges"]
 

@@ -67,8 +67,8 @@ from tidal.symbolic.isl_bridge import domain_set
 from .base import ModulePass, PassFailure, option, sdg_graphs
 from .rt_to_sdg_index import compose
 from .sccs import strongly_connected
+from .sdg_build import mentions as _mentions
 from .sdg_fuse import _read_type
-from .sdg_vectorize import _mentions
 
 __all__ = ["SdgSimplify", "REWRITES"]
 

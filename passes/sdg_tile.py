@@ -72,7 +72,7 @@ from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplif
 
 from .base import ModulePass, PassFailure, option
 from .sdg_fuse import _read_type
-from .sdg_vectorize import _View
+from .sdg_graph_view import _View
 
 __all__ = ["SdgTile"]
 

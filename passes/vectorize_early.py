@@ -20,6 +20,7 @@ After:
 from __future__ import annotations
 
 from .sdg_build import mentions as _mentions
+from .sdg_graph_view import step_offset
 
 __all__ = ["early_point", "early_ready"]
 
@@ -37,16 +38,15 @@ def early_point(plan, src: int, reader: int, operand: int) -> bool:
     stay in the loop: batching elementwise work (a decode's RoPE tables of t,
     an optimizer's bias corrections of i) saved nothing measurable and added
     kernels outside the loop, compiled again for every bucket of T."""
-    from .sdg_vectorize import step_offset
     g, step = plan.g, plan.step
     if not plan.early or g.ops[reader].name == "sdg.output" or plan.varying(src)[-1] \
-            or not any(r in plan.advancing for r, _ in g.readers[src]):
+            or not any(r in plan.recurrent for r, _ in g.readers[src]):
         return False
     dep = g.reads[reader][operand][1]
     own = plan._component(src, dep)
     if own is None or ":" in own or (_mentions(own, step) and step_offset(own, step) != 0):
         return False   # a point t + c could fall outside 0..T-1 where its reader does not hold
-    if (reader not in plan.advancing) if _mentions(own, step) else (step in g.domain[reader]):
+    if (reader not in plan.recurrent) if _mentions(own, step) else (step in g.domain[reader]):
         return False   # row t for a recurrence over the step, a fixed row for its start
     pos = g.domain[src].index(step)
     others = [c for j, c in enumerate(dep) if j != pos]

@@ -194,7 +194,7 @@ class MemoryTracker:
             return
         changed, current, lives = [], self.current, self.lives
         for key in removed:
-            name = self.names.get(key) or self.describe(key)[0]
+            name = self.names[key]
             if name in current:
                 self.total -= current.pop(name)
                 changed.append((name, None))

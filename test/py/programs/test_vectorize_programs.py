@@ -113,6 +113,22 @@ def test_reinforce_learner_vectorized_equals_unvectorized():
                                    err_msg=k)
 
 
+def _dims(p, two_dims: bool):
+    """(t, T, the components before t, the domain) of a program over (i, t) or (t,)."""
+    if two_dims:
+        (i, _), (t, T_) = p.dims("i", "t")
+        return t, T_, (i,), (i, t)
+    (t, T_), = p.dims("t")
+    return t, T_, (), (t,)
+
+
+def _drop_i(two_dims: bool, want, I: int, T: int, xv):
+    """The expected value, bounds and inputs, without the leading i axis for (t,)."""
+    if two_dims:
+        return want, {"I": I, "T": T}, {"x": xv}
+    return want[0], {"T": T}, {"x": xv[0]}
+
+
 @settings(max_examples=8, deadline=None)
 @given(T=st.integers(1, 6), two_dims=st.booleans(), gamma=st.sampled_from([0.0, 0.5, 0.9]))
 def test_values_read_by_a_backward_recurrence_are_batched(T, two_dims, gamma):
@@ -125,12 +141,7 @@ def test_values_read_by_a_backward_recurrence_are_batched(T, two_dims, gamma):
     xv = rng.standard_normal((I, T, 3, 4)).astype(np.float32)
     wv = rng.standard_normal((4, 2)).astype(np.float32)
     with td.Program() as p:
-        if two_dims:
-            (i, _), (t, T_) = p.dims("i", "t")
-            pre, dom = (i,), (i, t)
-        else:
-            (t, T_), = p.dims("t")
-            pre, dom = (), (t,)
+        t, T_, pre, dom = _dims(p, two_dims)
         x = td.input("x", shape=(3, 4), domain=dom)
         v = td.tanh(x @ td.param("w", wv))
         adv = td.recurrent(shape=(3, 2), domain=dom)
@@ -141,9 +152,7 @@ def test_values_read_by_a_backward_recurrence_are_batched(T, two_dims, gamma):
     want = np.zeros_like(vw)
     for k in reversed(range(T)):
         want[:, k] = vw[:, k] + (gamma * want[:, k + 1] if k + 1 < T else 0.0)
-    want = want if two_dims else want[0]
-    bounds = {"I": I, "T": T} if two_dims else {"T": T}
-    inputs = {"x": xv if two_dims else xv[0]}
+    want, bounds, inputs = _drop_i(two_dims, want, I, T, xv)
     for backend, passes in (("reference", None), ("numpy", None), ("jax", None), ("numpy", PLAIN)):
         out = p.compile(backend, passes=passes).run(bounds, inputs)
         np.testing.assert_allclose(out["adv"], want, rtol=2e-4, atol=2e-4, err_msg=f"{backend} {passes}")
@@ -166,12 +175,7 @@ def test_input_projections_of_a_recurrence_are_batched(T, two_dims, chain, seed)
     vv = rng.standard_normal((4, 4)).astype(np.float32) * 0.5
     wv = rng.standard_normal((4, 4)).astype(np.float32) * 0.5
     with td.Program() as p:
-        if two_dims:
-            (i, _), (t, T_) = p.dims("i", "t")
-            pre, dom = (i,), (i, t)
-        else:
-            (t, T_), = p.dims("t")
-            pre, dom = (), (t,)
+        t, T_, pre, dom = _dims(p, two_dims)
         x = td.input("x", shape=(2, 3), domain=dom)
         xu = x @ td.param("U", uv)
         if chain:
@@ -185,9 +189,7 @@ def test_input_projections_of_a_recurrence_are_batched(T, two_dims, chain, seed)
     want = np.zeros(proj.shape)
     for k in range(T):
         want[:, k] = np.tanh(proj[:, k] + (want[:, k - 1] @ wv if k else 0.0))
-    want = want if two_dims else want[0]
-    bounds = {"I": I, "T": T} if two_dims else {"T": T}
-    inputs = {"x": xv if two_dims else xv[0]}
+    want, bounds, inputs = _drop_i(two_dims, want, I, T, xv)
     for backend, passes in (("reference", None), ("numpy", None), ("jax", None), ("jax", PLAIN)):
         out = p.compile(backend, passes=passes).run(bounds, inputs)
         np.testing.assert_allclose(out["h"], want, rtol=2e-4, atol=2e-4, err_msg=f"{backend} {passes}")
