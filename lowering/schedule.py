@@ -267,7 +267,7 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
     # refuses ("input involves unknown divs"), found by the fuzz generator
     # (only where a domain has divs: compute_divs on every domain doubled a
     # 32-layer decode's compile time, 5.8 -> 10.7 s)
-    domains = {k: d.compute_divs() if _has_divs(d) else d for k, d in domains.items()}
+    domains = _explicit_divs(domains)
     _configure(poly.ctx, options)
     live = [k for k in sorted(domains) if not domains[k].is_empty()]
     if not live:
@@ -309,6 +309,10 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
     return result
 
 
+def _explicit_divs(domains: dict[int, isl.Set]) -> dict[int, isl.Set]:
+    return {k: d.compute_divs() if _has_divs(d) else d for k, d in domains.items()}
+
+
 def _has_divs(domain: isl.Set) -> bool:
     return any(b.dim(isl.dim_type.div) for b in domain.get_basic_sets())
 
@@ -321,10 +325,11 @@ def _union_sets(sets) -> isl.UnionSet:
     return out
 
 
-def load_schedule(graph: Graph, text: str) -> GraphSchedule:
-    """A GraphSchedule from a schedule tree saved with `text()`."""
-    options = ScheduleOptions()
+def load_schedule(graph: Graph, text: str, options: ScheduleOptions | None = None) -> GraphSchedule:
+    """A GraphSchedule from a schedule tree saved with `text()` (computed with `options`)."""
+    options = options or ScheduleOptions()
     poly, valid, domains, validity, requirements = _derive(graph, options)
+    domains = _explicit_divs(domains)
     try:
         schedule = isl.Schedule.read_from_str(poly.ctx, text)
     except isl.Error as e:

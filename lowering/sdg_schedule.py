@@ -32,7 +32,8 @@ from mlir import ir
 from tidal.passes.base import ModulePass, PassFailure, option
 
 from .graph import GraphError, graphs_in, read_graph
-from .schedule import ScheduleError, ScheduleOptions, schedule_graph
+from . import schedule_cache
+from .schedule import ScheduleError, ScheduleOptions
 from .to_scf import SCHEDULE_ATTR
 
 __all__ = ["SdgSchedule"]
@@ -64,7 +65,7 @@ class SdgSchedule(ModulePass):
         for graph_op in graphs_in(op):
             try:
                 graph = read_graph(graph_op)
-                sched = schedule_graph(graph, options)
+                sched = schedule_cache.schedule(graph, options, graph_op)
             except GraphError as e:  # unreadable, or a dependence isl cannot represent
                 raise PassFailure(e.message, e.op or graph_op) from None
             except ScheduleError as e:

@@ -22,7 +22,8 @@ from tidal.lowering.graph import read_graph
 from tidal.lowering.lifetimes import lifetimes, memory_events
 from tidal.lowering.loop_ast import format_loop_nest
 from tidal.lowering.memory_plan import plan_memory
-from tidal.lowering.schedule import ScheduleError, ScheduleOptions, schedule_graph
+from tidal.lowering import schedule_cache
+from tidal.lowering.schedule import ScheduleError, ScheduleOptions
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
@@ -104,7 +105,7 @@ class Executable(StoreAllocation):
             _check_names(graph)
 
             def schedule():
-                sched = schedule_graph(graph, options)
+                sched = schedule_cache.schedule(graph, options, graph_op)
                 graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text())
                 return sched
 

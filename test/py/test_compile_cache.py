@@ -1,6 +1,6 @@
 """The compile cache (tidal.frontend.compile_cache): an equal program is a hit,
-anything a compilation depends on changes the key, and XLA executables
-persist across processes with TIDAL_CACHE_DIR."""
+anything a compilation depends on changes the key, and XLA executables and
+isl schedules persist across processes with TIDAL_CACHE_DIR."""
 import os
 import subprocess
 import sys
@@ -92,6 +92,8 @@ with td.Program("persist") as p:
     h[t + 1] = td.tanh(h * 0.5 + x[t + 1])
     p.output("h", h)
 print(p.compile(backend="jax").run(bounds={"T": 4}, inputs={"x": np.ones((4, 3), np.float32)})["h"].sum())
+from tidal.lowering import schedule_cache
+print(schedule_cache.STATS["hits"], schedule_cache.STATS["misses"])
 """
 
 
@@ -105,8 +107,11 @@ def test_xla_executables_persist_across_processes(tmp_path):
 
     out1, files1 = run()
     out2, files2 = run()
-    assert files1 and out1 == out2
+    (value1, stats1), (value2, stats2) = out1.splitlines(), out2.splitlines()
+    assert files1 and value1 == value2
     assert files2 == files1          # the second process loaded every kernel, compiled none
+    assert (stats1, stats2) == ("0 1", "1 0")   # and its schedule, computed by the first
+    assert len(os.listdir(tmp_path / "xla" / "schedules")) == 1
 
 
 def test_values_the_key_cannot_see_are_not_cached():

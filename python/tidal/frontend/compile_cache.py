@@ -12,7 +12,9 @@ Across processes, `enable_persistent_cache(directory)` turns on JAX's
 persistent compilation cache there (opt-in: it sets JAX's global
 `jax_compilation_cache_dir` and caches every kernel, however quick to
 compile), so a second process loads the XLA executables instead of
-compiling them; `TIDAL_CACHE_DIR=directory` does the same at the first compile.
+compiling them, and loads the isl schedules of the graphs it compiled
+before instead of computing them (checked against the graph, recomputed when
+they do not fit); `TIDAL_CACHE_DIR=directory` does the same at the first compile.
 """
 from __future__ import annotations
 
@@ -74,10 +76,15 @@ def clear() -> None:
 
 def enable_persistent_cache(directory: str | os.PathLike) -> None:
     """Keep XLA executables in `directory` across processes (JAX's persistent
-    compilation cache; this sets JAX's global configuration)."""
+    compilation cache; this sets JAX's global configuration), and the isl
+    schedules of compiled graphs in `directory/schedules`
+    (tidal.lowering.schedule_cache)."""
     import jax
 
+    from tidal.lowering import schedule_cache
+
     os.makedirs(directory, exist_ok=True)
+    schedule_cache.set_directory(os.path.join(directory, "schedules"))
     jax.config.update("jax_compilation_cache_dir", os.fspath(directory))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
@@ -88,5 +95,8 @@ def persistent_cache_from_environment() -> None:
     if directory:
         import jax
 
-        if jax.config.jax_compilation_cache_dir != directory:
+        from tidal.lowering import schedule_cache
+
+        if jax.config.jax_compilation_cache_dir != directory or \
+                schedule_cache.directory() != os.path.join(directory, "schedules"):
             enable_persistent_cache(directory)
