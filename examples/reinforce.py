@@ -58,17 +58,24 @@ def cut_discounted_sum(r, d, gamma):
 
 
 def build(B=16, hidden=64, returns="mc", n=16, gamma=0.99, lr=3e-3, env="td", baseline=True,
-          model_seed=0, env_seed=0, max_steps=MAX_STEPS, debug=False):
+          model_seed=0, env_seed=0, max_steps=MAX_STEPS, debug=False, obs_dim=None):
     """The REINFORCE program. Outputs per iteration: ep_sum, ep_count (episodes that
     ended and the sum of their returns) and loss; with debug=True also the states,
-    actions, dones, returns and the parameters at every iteration (for the tests)."""
+    actions, dones, returns and the parameters at every iteration (for the tests).
+    With obs_dim=K the policy sees a large observation instead of the 4 state
+    variables: K features tanh(s @ P) of the state through a fixed random P
+    (TEMPO section 7.4's large-observation setting, in miniature)."""
     with td.Program("reinforce") as p:
         (i, I), (t, T) = p.dims("i", "t")
-        policy = td.nn.MLP([OBS, hidden, hidden, ACTIONS], activation="tanh", domain=(i,),
+        policy = td.nn.MLP([obs_dim or OBS, hidden, hidden, ACTIONS], activation="tanh", domain=(i,),
                            rng=np.random.default_rng(model_seed), name="policy")
         s = td.recurrent(shape=(B, OBS), domain=(i, t))          # environment state
         length = td.recurrent(shape=(B,), domain=(i, t))         # steps into the episode
-        logp = td.log_softmax(policy(s), -1)                     # (B, 2)
+        obs = s
+        if obs_dim:
+            proj = np.random.default_rng(model_seed + 1).standard_normal((OBS, obs_dim)).astype(np.float32)
+            obs = td.tanh(s @ td.param("observation_projection", proj))   # (B, obs_dim)
+        logp = td.log_softmax(policy(obs), -1)                   # (B, 2)
         u = td.rand(B, domain=(i, t), seed=SEED_ACTION)
         a = u < td.exp(logp[..., 1])                             # Bernoulli(p(right)), bool
         done, ep_ret, _, p.env = define_env(s, length, a, (i, I), (t, T), B, env=env, max_steps=max_steps,

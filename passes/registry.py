@@ -23,6 +23,7 @@ __all__ = ["get_pass", "all_pass_names", "register_pass", "unregister_pass", "is
 # name -> "module:Class" (absolute module path). One pass per module.
 _TABLE: dict[str, str] = {
     "rt-to-sdg": "tidal.passes.rt_to_sdg:RtToSdg",
+    "sdg-accumulate": "tidal.passes.sdg_accumulate:SdgAccumulate",
     "sdg-contract": "tidal.passes.sdg_contract:SdgContract",
     "sdg-dce": "tidal.passes.sdg_dce:SdgDeadCodeElimination",
     "sdg-fuse": "tidal.passes.sdg_fuse:SdgFuse",

@@ -1,14 +1,17 @@
 """Small helpers the sdg passes share to make ops: `create` (an op just before
-another, reading (value, dependence) pairs), `i64_attr`, and `mentions` (does
-a dependence component or size name a step)."""
+another, reading (value, dependence) pairs), `i64_attr`, `mentions` (does
+a dependence component or size name a step) and `value_bytes` (a value's
+size with every bound at an assumed value, for the passes' size thresholds)."""
 from __future__ import annotations
 
 from mlir import ir
 
-from tidal.dialects.attrs import index_attr, tensor_type
-from tidal.symbolic import SymbolicError, parse
+import numpy as np
 
-__all__ = ["create", "i64_attr", "I64", "kind_name", "mentions"]
+from tidal.dialects.attrs import index_attr, tensor_element_type, tensor_shape, tensor_type
+from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse
+
+__all__ = ["create", "i64_attr", "I64", "kind_name", "mentions", "value_bytes"]
 
 I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
 
@@ -47,3 +50,16 @@ def kind_name(o: ir.Operation) -> str:
     if table is None or "kind" not in o.attributes:
         return ""
     return str(table(ir.IntegerAttr(o.attributes["kind"]).value))
+
+
+def value_bytes(t: ir.Type, assume: int) -> int:
+    """The bytes of a value of type t, every symbol of its shape at `assume` (0 when
+    a size does not evaluate)."""
+    try:
+        dims = [parse(x) for x in tensor_shape(t)]
+        env = {s.name: assume for d in dims for s in free_symbols(d)}
+        n = int(np.prod([max(int(evaluate(d, env)), 1) for d in dims], dtype=object)) if dims else 1
+    except (SymbolicError, ValueError, TypeError, ZeroDivisionError):
+        return 0
+    digits = "".join(c for c in tensor_element_type(t) if c.isdigit())
+    return n * max(1, int(digits or 8) // 8)

@@ -68,9 +68,10 @@ from mlir import ir
 from tidal.dialects import enums, ops_named
 from tidal.dialects.attrs import derived_bounds, expr_attr, index_attr, tensor_element_type, tensor_shape, \
     tensor_type
-from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplify, to_text
+from tidal.symbolic import SymbolicError, free_symbols, parse, simplify, to_text
 
 from .base import ModulePass, PassFailure, option
+from .sdg_build import value_bytes
 from .sdg_fuse import _read_type
 from .sdg_graph_view import _View
 
@@ -231,25 +232,13 @@ def _reachable(g: _View, roots: set, members: set) -> set:
     return seen
 
 
-def _bytes(t: ir.Type, assume: int) -> int:
-    """The bytes of a value of type t, every symbol of its shape at `assume`."""
-    try:
-        dims = [parse(x) for x in tensor_shape(t)]
-        env = {s.name: assume for d in dims for s in free_symbols(d)}
-        n = int(np.prod([max(int(evaluate(d, env)), 1) for d in dims], dtype=object)) if dims else 1
-    except (SymbolicError, ValueError, TypeError, ZeroDivisionError):
-        return 0
-    digits = "".join(c for c in tensor_element_type(t) if c.isdigit())
-    return n * max(1, int(digits or 8) // 8)
-
-
-def tiled_bytes(p: _Plan, assume: int) -> int:
+def tiledvalue_bytes(p: _Plan, assume: int) -> int:
     """The largest value that tiling makes one tile of: a result of the chain or a
     read whose dependence makes the axis (0: tiling would only slice values that
     stay whole, and save nothing)."""
     g = p.g
-    sizes = [_bytes(g.ops[k].results[0].type, assume) for k in p.chain]
-    sizes += [_bytes(_read_type(g.ops[k].operands[i], tuple(g.reads[k][i][1])), assume) for k, i in p.made]
+    sizes = [value_bytes(g.ops[k].results[0].type, assume) for k in p.chain]
+    sizes += [value_bytes(_read_type(g.ops[k].operands[i], tuple(g.reads[k][i][1])), assume) for k, i in p.made]
     return max(sizes, default=0)
 
 
@@ -273,7 +262,7 @@ class SdgTile(ModulePass):
                 g = _View(graph)
                 derived = set(derived_bounds(graph))
                 plan = next((p for p in _plans(g, self.tile, derived)
-                             if tiled_bytes(p, self.assume_bound) >= max(1, self.min_bytes)), None)
+                             if tiledvalue_bytes(p, self.assume_bound) >= max(1, self.min_bytes)), None)
                 if plan is None:
                     break
                 _rewrite(graph, plan, self.tile)

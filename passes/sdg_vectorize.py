@@ -60,6 +60,18 @@ After `sdg-vectorize`:
     %o = sdg.matmul %hT[i, 0:T], %g[i, 0:T] domain [i] : (...[4, 64]..., ...[64, 2]...) -> [T, 4, 2]
     %s = sdg.reduce sum [0] %o[i] domain [i] : (...[T, 4, 2]...) -> [4, 2]
 
+The memory limit (option `max-block-bytes`, with `assume-bound` for the
+bounds): an op whose batched result, or an operand over the step it would
+read as a whole block, would have at least that many bytes stays per step
+(and, through the rule on readers above, so does what it needs over the
+step). Batching trades memory for speed: a learner over an episode of large
+observations (TEMPO section 7.4) would keep every observation and a
+(T, in, out) block of per-step weight gradients. Left per step, with the
+sums over t carried by sdg-accumulate, it runs as soon as its operands
+exist: n-step returns let it run n - 1 steps behind the acting, and only
+the last n observations live. The default, 256 MiB at a bound of 1024,
+leaves ordinary programs batched; 0 is no limit.
+
 Option `dims`: the steps to vectorize, comma-separated (default: every step
 of each graph, innermost first); `windows` and `early` switch those two
 forms off.
@@ -76,7 +88,7 @@ from tidal.dialects.attrs import expr_attr, expr_text, index_attr, is_tensor_typ
 from tidal.symbolic import SymbolicError, parse
 
 from .base import ModulePass, PassFailure, graph_steps, option
-from .sdg_build import mentions as _mentions
+from .sdg_build import mentions as _mentions, value_bytes
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
 from .sdg_graph_view import _View, _deps, cycles_over, step_offset
@@ -105,8 +117,10 @@ def _read_rank(o: ir.Operation, i: int) -> int:
 class _Plan:
     """The ops over one step to vectorize (see the module doc)."""
 
-    def __init__(self, g: _View, step: str, windows: bool = True, early: bool = True):
+    def __init__(self, g: _View, step: str, windows: bool = True, early: bool = True, max_block: int = 0,
+                 assume: int = 1024):
         self.g, self.step, self.windows, self.early = g, step, windows, early
+        self.max_block, self.assume = max_block, assume
         self.bound = g.bounds[g.steps.index(step)]
         self.cyclic, self.backward, self.recurrent = cycles_over(g, step)
         self._unsafe: set[int] | None = None
@@ -147,6 +161,8 @@ class _Plan:
             return False
         if any(self.varying(k)) and not (self.windows and self._padded_ok(k)):
             return False
+        if self.max_block and self._block_bytes(k) >= self.max_block:
+            return False
         if o.name in SOURCES and not any(self.varying(k)) and \
                 not (o.name == "sdg.symbol_value" and _mentions(expr_text(o.attributes["expr"]), step)):
             return False
@@ -172,6 +188,15 @@ class _Plan:
             ok = {(True, False): True, (False, True): rb >= 2, (True, True): ra >= 2 and rb >= 2}
             return ok.get((self.batched(a), self.batched(b)), False)
         return True
+
+    def _block_bytes(self, k: int) -> int:
+        """The largest block that batching op k would make or read: its result, or an
+        operand over the step, for all points of the step (every bound at `assume`)."""
+        o, shapes = self.g.ops[k], self._shapes(k)
+        over = [self.batched(src) for src, _ in self.g.reads[k]] + [True]
+        elems = [tensor_element_type(v.type) for v in list(o.operands) + list(o.results)]
+        return max((value_bytes(tensor_type([self.bound] + shape, elem, o.context), self.assume)
+                    for shape, elem, batched in zip(shapes, elems, over) if batched), default=0)
 
     def _shapes(self, k: int) -> list[list[str]]:
         """The shapes of op k's operands as it reads them, then of its result (kept:
@@ -294,11 +319,15 @@ class SdgVectorize(ModulePass):
                                  "padded and masked (vectorize_windows)")
     early: bool = option(True, "batch matmuls of values ready before a recurrence's loop (an RNN's input "
                                "projection x[t] @ U) and read their rows in the loop")
+    max_block_bytes: int = option(1 << 28, "batch no op whose result or operand over all points of the step "
+                                           "would have this many bytes (0: no limit)")
+    assume_bound: int = option(1024, "the value of every bound when block sizes are estimated")
 
     def run(self, op: ir.Operation) -> None:
         self.num_vectorized = 0   # for tests and callers
         for graph, step in graph_steps(op, self.dims, self.name, innermost_first=True):
-            plan = _Plan(_View(graph), step, bool(self.windows), bool(self.early))
+            plan = _Plan(_View(graph), step, bool(self.windows), bool(self.early), max(0, self.max_block_bytes),
+                         self.assume_bound)
             if plan.chosen:
                 _rewrite(plan)
                 self.num_vectorized += len(plan.chosen)

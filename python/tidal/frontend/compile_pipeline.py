@@ -55,7 +55,8 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 # becomes one matmul over steps and rows; tiling must see the sum first, as one
 # of the reductions it splits); fusion last, so that it groups what is left.
 DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-restrict-merges", "sdg-simplify", "cse", "sdg-reassociate",
-                                       "sdg-lift", "sdg-vectorize", "sdg-tile", "sdg-contract", "sdg-fuse")
+                                       "sdg-lift", "sdg-vectorize", "sdg-accumulate", "sdg-tile", "sdg-contract",
+                                       "sdg-fuse")
 
 
 def _flag(value: Any, env: str) -> Any:

@@ -266,7 +266,7 @@ class Program:
         passes: the sdg passes run after rt-to-sdg (pipeline elements, e.g.
         ["sdg-dce"] for no fusion; default
         tidal.frontend.compile_pipeline.DEFAULT_SDG_PASSES: sdg-dce, sdg-restrict-merges, sdg-simplify, cse,
-        sdg-reassociate, sdg-lift, sdg-vectorize, sdg-tile, sdg-contract, sdg-fuse; options in braces, e.g.
+        sdg-reassociate, sdg-lift, sdg-vectorize, sdg-accumulate, sdg-tile, sdg-contract, sdg-fuse; options in braces, e.g.
         "sdg-tile{tile=16 min-bytes=0}" to tile every large reduction).
         dump: a directory that gets every compile stage as a numbered file and
         an index.json (or set TIDAL_DUMP). timings: print the stages' times
