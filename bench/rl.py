@@ -9,6 +9,13 @@ epochs per iteration, GAE(0.99, 0.95), clip 0.2, Adam lr 3e-3) against
 bench/ppo_baselines.py's JaxPPO and TorchPPO, same B, T, I and initial weights.
 The rest of this docstring describes REINFORCE; PPO is measured the same way.
 
+Large observations ("obs": 4096, TEMPO section 7.4 in miniature): the policy sees
+tanh(s @ P), 4096 features of the state through a fixed random P, B = 16, I = 5,
+no return normalisation (TEMPO's Alg. 1). tidal-batched is the same program with
+the learner batched whatever its blocks' size (sdg-vectorize{max-block-bytes=0},
+no sdg-accumulate: Tidal's default before both): its (T, 4096, 64) weight-gradient
+block is what the default now keeps per step and sums along t.
+
 Workload (all systems): B = 64 CartPoles stepped T = 200 times per iteration,
 environment state carried across iterations with auto-reset (examples/cartpole.py),
 a 4-64-64-2 tanh policy with the same initial weights (td.nn.MLP's init),
@@ -52,18 +59,27 @@ from cartpole import (ACTIONS, OBS, env_step, init_params, reset_state, rollout_
 
 B, T, I, HIDDEN, GAMMA, LR, NSTEP = 64, 200, 20, 64, 0.99, 1e-2, 8
 LAST = 5  # mean_return over the episodes that ended in the last LAST iterations
+OBS_LARGE, B_LARGE = 4096, 16   # the large-observation configurations ("obs")
+
+
+def projection(obs_dim, seed):
+    """The fixed (4, obs_dim) matrix P of the large observations tanh(s @ P), as
+    examples/reinforce.py's build(obs_dim=...) draws it."""
+    return np.random.default_rng(seed + 1).standard_normal((OBS, obs_dim)).astype(np.float32)
 
 
 # ---------------------------------------------------------------------------------- JAX
 class JaxReinforce:
     """Actor-learner REINFORCE in JAX: `act` (lax.scan over t, jitted) and `learn` (jitted)."""
 
-    def __init__(self, B, hidden, returns="mc", n=NSTEP, gamma=GAMMA, lr=LR, seed=0):
+    def __init__(self, B, hidden, returns="mc", n=NSTEP, gamma=GAMMA, lr=LR, seed=0, obs_dim=None, baseline=True):
         import jax
         import jax.numpy as jnp
 
         self.jax, self.jnp, self.B = jax, jnp, B
-        self.params = [jnp.asarray(w) for w in init_params([OBS, hidden, hidden, ACTIONS], seed)]
+        self.proj = None if not obs_dim else jnp.asarray(projection(obs_dim, seed))
+        self.baseline = baseline
+        self.params = [jnp.asarray(w) for w in init_params([obs_dim or OBS, hidden, hidden, ACTIONS], seed)]
         self.m = [jnp.zeros_like(w) for w in self.params]
         self.v = [jnp.zeros_like(w) for w in self.params]
         self.it = 0
@@ -73,7 +89,7 @@ class JaxReinforce:
 
     def logp(self, params, obs):
         jnp = self.jnp
-        h = obs
+        h = obs if self.proj is None else jnp.tanh(obs @ self.proj)
         for k in range(0, len(params) - 2, 2):
             h = jnp.tanh(h @ params[k] + params[k + 1])
         return self.jax.nn.log_softmax(h @ params[-2] + params[-1], -1)
@@ -105,7 +121,7 @@ class JaxReinforce:
     def _learn(self, params, m, v, it, obs, acts, dones):
         jnp = self.jnp
         G = self.discounted(dones)
-        adv = (G - G.mean()) / jnp.sqrt(((G - G.mean()) ** 2).mean() + 1e-8)
+        adv = (G - G.mean()) / jnp.sqrt(((G - G.mean()) ** 2).mean() + 1e-8) if self.baseline else G
 
         def loss_fn(params):
             lp = self.logp(params, obs)
@@ -132,13 +148,18 @@ class JaxReinforce:
 class TorchReinforce:
     """CleanRL-style REINFORCE: an eager acting loop, then one batched update."""
 
-    def __init__(self, B, hidden, returns="mc", n=NSTEP, gamma=GAMMA, lr=LR, seed=0):
+    def __init__(self, B, hidden, returns="mc", n=NSTEP, gamma=GAMMA, lr=LR, seed=0, obs_dim=None, baseline=True):
         import torch
 
         self.torch, self.B = torch, B
-        self.net = torch_mlp(torch, init_params([OBS, hidden, hidden, ACTIONS], seed))
+        self.proj = None if not obs_dim else torch.from_numpy(projection(obs_dim, seed))
+        self.baseline = baseline
+        self.net = torch_mlp(torch, init_params([obs_dim or OBS, hidden, hidden, ACTIONS], seed))
         self.opt = torch.optim.Adam(self.net.parameters(), lr=lr, eps=1e-8)
         self.returns, self.n, self.gamma = returns, n, gamma
+
+    def policy(self, s):
+        return self.net(s if self.proj is None else self.torch.tanh(s @ self.proj))
 
     def params(self):
         out = []
@@ -169,7 +190,7 @@ class TorchReinforce:
         obs, acts, dones, ep = [], [], [], []
         with torch.no_grad():
             for uk, fk in zip(u, fresh):
-                p1 = torch.softmax(self.net(s), -1)[:, 1]
+                p1 = torch.softmax(self.policy(s), -1)[:, 1]
                 a = (uk < p1).float()
                 obs.append(s)
                 s, length, done, ep_k = env_step(torch, s, length, a, fk)
@@ -178,8 +199,8 @@ class TorchReinforce:
                 ep.append(ep_k)
         obs, acts, dones = torch.stack(obs), torch.stack(acts), torch.stack(dones)
         G = self.discounted(dones)
-        adv = (G - G.mean()) / torch.sqrt(((G - G.mean()) ** 2).mean() + 1e-8)
-        lp = torch.log_softmax(self.net(obs), -1)
+        adv = (G - G.mean()) / torch.sqrt(((G - G.mean()) ** 2).mean() + 1e-8) if self.baseline else G
+        lp = torch.log_softmax(self.policy(obs), -1)
         loss = -(torch.where(acts > 0.5, lp[..., 1], lp[..., 0]) * adv).mean()
         self.opt.zero_grad()
         loss.backward()
@@ -197,7 +218,12 @@ def _mean_return(ep_sum, ep_count):
 def measure_tidal(cfg):
     import reinforce
 
-    backend = {"tidal": "jax", "tidal-ref": "reference"}[cfg["system"]]
+    backend = {"tidal": "jax", "tidal-batched": "jax", "tidal-ref": "reference"}[cfg["system"]]
+    passes = None
+    if cfg["system"] == "tidal-batched":   # the learner batched whatever its blocks' size (before sdg-accumulate)
+        from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
+        passes = tuple("sdg-vectorize{max-block-bytes=0}" if x == "sdg-vectorize" else x
+                       for x in DEFAULT_SDG_PASSES if x != "sdg-accumulate")
     if cfg["returns"] == "ppo":
         import ppo
         import ppo_baselines as pb
@@ -207,10 +233,10 @@ def measure_tidal(cfg):
         bounds = {"I": cfg["I"], "T": cfg["T"], "K": pb.EPOCHS}
     else:
         p = reinforce.build(B=cfg["B"], hidden=HIDDEN, returns=cfg["returns"], n=NSTEP, gamma=GAMMA, lr=LR,
-                            model_seed=cfg["seed"])
+                            model_seed=cfg["seed"], obs_dim=cfg.get("obs"), baseline=not cfg.get("obs"))
         bounds = {"I": cfg["I"], "T": cfg["T"]}
     start = time.perf_counter()
-    exe = p.compile(backend=backend)
+    exe = p.compile(backend=backend, passes=passes)
     compile_s = time.perf_counter() - start
     first_run_s = None
     if backend == "jax":
@@ -240,7 +266,8 @@ def _jax_agent(cfg):
     if cfg["returns"] == "ppo":
         from ppo_baselines import JaxPPO
         return JaxPPO(cfg["B"], HIDDEN, seed=cfg["seed"])
-    return JaxReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"])
+    return JaxReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"], obs_dim=cfg.get("obs"),
+                        baseline=not cfg.get("obs"))
 
 
 def measure_jax(cfg):
@@ -288,7 +315,8 @@ def measure_torch(cfg):
         from ppo_baselines import TorchPPO
         agent = TorchPPO(cfg["B"], HIDDEN, seed=cfg["seed"])
     else:
-        agent = TorchReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"])
+        agent = TorchReinforce(cfg["B"], HIDDEN, cfg["returns"], seed=cfg["seed"], obs_dim=cfg.get("obs"),
+                               baseline=not cfg.get("obs"))
     gen = torch.Generator().manual_seed(cfg["seed"])
     s = reset_state(torch.rand(cfg["B"], OBS, generator=gen))
     length = torch.zeros(cfg["B"])
@@ -308,16 +336,18 @@ def measure_torch(cfg):
 
 
 def measure(cfg):
-    return {"tidal": measure_tidal, "tidal-ref": measure_tidal, "jax": measure_jax,
+    return {"tidal": measure_tidal, "tidal-batched": measure_tidal, "tidal-ref": measure_tidal, "jax": measure_jax,
             "torch": measure_torch}[cfg["system"]](cfg)
 
 
 CONFIGS = [{"system": s, "returns": r, "B": B, "T": T, "I": I, "seed": 0}
            for r in ("mc", "nstep", "ppo") for s in ("jax", "torch", "tidal", "tidal-ref")
            if not (r == "ppo" and s == "tidal-ref")]   # the interpreter: minutes per PPO iteration
+CONFIGS += [{"system": s, "returns": r, "B": B_LARGE, "T": T, "I": 5, "seed": 0, "obs": OBS_LARGE}
+            for r in ("mc", "nstep") for s in ("jax", "torch", "tidal", "tidal-batched")]
 
 if __name__ == "__main__":
     from harness import main
 
-    main("rl", CONFIGS, measure, key=("returns", "B", "T", "I"),
+    main("rl", CONFIGS, measure, key=("returns", "B", "T", "I", "obs"),
          metrics=["ms_per_iter", "compile_s", "mean_return", "live_mb"], timeout=1800.0)
