@@ -154,6 +154,8 @@ def reduce(xp, kind: str, dims: Sequence[int], keepdim: bool, x, dtype):
     axes = tuple(int(d) for d in dims)
     if kind in ("max", "min", "argmax", "argmin") and any(x.shape[d] == 0 for d in axes):
         raise KernelError(f"reduce {kind} over an empty dimension (shape {tuple(x.shape)}, dims {list(axes)})")
+    if xp is np and kind in ("sum", "prod"):   # NumPy adds pairwise along the memory order: a view
+        x = np.ascontiguousarray(x)             # and its copy must sum alike (see matmul)
     return _out(xp, fn(xp, x, axes, bool(keepdim)), dtype)
 
 

@@ -266,3 +266,20 @@ def test_matmul_does_not_depend_on_the_operands_layout():
         np.testing.assert_array_equal(K.matmul(np, a, view, np.float32), K.matmul(np, a, copy, np.float32))
         np.testing.assert_array_equal(K.matmul(np, view.T, a.T, np.float32), K.matmul(np, copy.T, a.T, np.float32))
     assert differs > 0   # the layout does matter to NumPy here, so the test can fail
+
+
+def test_sum_does_not_depend_on_the_operands_layout():
+    """NumPy sums pairwise along the memory order, so a transposed view and its
+    contiguous copy sum to different floats; the kernel sums the contiguous
+    form (as for matmul)."""
+    rng = np.random.default_rng(1)
+    differs = 0
+    for _ in range(200):
+        n, m = (int(v) for v in rng.integers(1, 300, 2))
+        x = rng.standard_normal((m, n)).astype(np.float32)
+        view, copy = x.T, np.ascontiguousarray(x.T)
+        for axes in ((0,), (1,), (0, 1)):
+            differs += not np.array_equal(view.sum(axes), copy.sum(axes))
+            np.testing.assert_array_equal(K.reduce(np, "sum", axes, False, view, np.float32),
+                                          K.reduce(np, "sum", axes, False, copy, np.float32))
+    assert differs > 0
