@@ -94,7 +94,7 @@ def _columns(m: str, n: str) -> bool:
 
 def _product(a: str, b: str) -> str | None:
     try:
-        return to_text(simplify(parse(a) * parse(b)))
+        return to_text(simplify(parse(a) * parse(b)), mlir=True)
     except SymbolicError:
         return None
 

@@ -166,7 +166,7 @@ def branches_at(merge: ir.Operation, dep: list[str]) -> list[tuple[int, object, 
 
 def _at(component: str, point: dict) -> str:
     """A dependence component with a point substituted (each end of a slice)."""
-    return ":".join(p if not p.strip() else to_text(simplify(substitute(parse(p), point)))
+    return ":".join(p if not p.strip() else to_text(simplify(substitute(parse(p), point)), mlir=True)
                     for p in component.split(":"))
 
 

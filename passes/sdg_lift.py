@@ -141,7 +141,7 @@ class _Lifter:
         except SymbolicError:
             return None
         if any(any(sym.name == step for sym in e.free_symbols) for e in ends):
-            return f"range {to_text(ends[0])}:{to_text(ends[1])}"
+            return f"range {to_text(ends[0], mlir=True)}:{to_text(ends[1], mlir=True)}"
         return None
 
     def has_window_size(self, size: str, kind: str) -> bool:
@@ -340,7 +340,7 @@ class _Lifter:
         wide = _create(o, "sdg.cast", [self.bound] + rest, "f64", [x], dom, {})
         cum = _create(o, "sdg.scan", [self.bound] + rest, "f64", [(wide, dom)], dom,
                       {"kind": _scan_kind("cumsum"), "dim": axis})
-        zero = _create(o, "sdg.pad", [to_text(simplify(parse(self.bound) + 1))] + rest, "f64", [(cum, dom)], dom,
+        zero = _create(o, "sdg.pad", [to_text(simplify(parse(self.bound) + 1), mlir=True)] + rest, "f64", [(cum, dom)], dom,
                        {"dim": axis, "before": expr_attr("1", ctx), "after": expr_attr("0", ctx),
                         "value": ir.FloatAttr.get(ir.F64Type.get(ctx), 0.0, loc=o.location)})
         ends = [_create(o, "sdg.take", rest, "f64", [(zero, dom)], full,

@@ -104,7 +104,7 @@ def _substitute(component: str, step: str, value: str) -> str | None:
     if ":" in component:
         return None
     try:
-        return to_text(simplify(substitute(parse(component), {step: parse(value)})))
+        return to_text(simplify(substitute(parse(component), {step: parse(value)})), mlir=True)
     except (SymbolicError, TypeError, ValueError):
         return None
 
@@ -247,11 +247,11 @@ class _Recurrences:
         src, dep = g.reads[ref[0]][ref[1]]
         value = g.ops[ref[0]].operands[ref[1]]
         own = _read_shape(value, dep)
-        rows = to_text(simplify(parse(hi) - parse(lo)))
+        rows = to_text(simplify(parse(hi) - parse(lo)), mlir=True)
         if d not in g.domain[src]:
             return _create(before, "sdg.expand", [rows] + shape, elem, [(value, list(dep))], dom, {}), dom
         pos, c = g.domain[src].index(d), self._shift_of(ref)
-        ends = [to_text(simplify(parse(x) + c)) for x in (lo, hi)]
+        ends = [to_text(simplify(parse(x) + c), mlir=True) for x in (lo, hi)]
         dep = dep[:pos] + [f"{ends[0]}:{ends[1]}"] + dep[pos + 1:]
         read = _read_shape(value, dep)
         full = read[:1] + ["1"] * (len(shape) - len(own)) + read[1:]

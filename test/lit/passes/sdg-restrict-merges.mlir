@@ -66,3 +66,18 @@ sdg.graph @refused dims [t < T] {
   sdg.output "y" %y[t] domain [t] : !tidal.tensor<[4], f32>
   sdg.output "s" %s[] domain [] : !tidal.tensor<[4], f32>
 }
+
+// -----
+
+// A branch that reads at a floordiv of the step, the merge read at a point
+// where the other branches drop: the restricted merge's dependence is written
+// in the IR's syntax (`floordiv`; `//` does not parse: fuzz seed 3737).
+// CHECK-LABEL: sdg.graph @floordiv
+// CHECK: sdg.merge %{{.*}}[t floordiv 2 + 1] if <(t + 1) mod 2 eq 0>, %{{.*}}[t + 1] if <true> domain [t]
+sdg.graph @floordiv dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[3], f32>
+  %y = sdg.input "y" domain [t] : !tidal.tensor<[3], f32>
+  %m = sdg.merge %x[0] if <t eq 0>, %x[(t + 1) floordiv 2] if <t mod 2 eq 0>, %y[t] if <true> domain [t] : (!tidal.tensor<[3], f32>, !tidal.tensor<[3], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %r = sdg.unary neg %m[t + 1] domain [t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  sdg.output "r" %r[t] domain [t] : !tidal.tensor<[3], f32>
+}
