@@ -393,8 +393,15 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
                     dep = dep[:pos] + [f"0:{bound}"] + dep[pos + 1:]
                 if win is not None:   # (T, capacity, ...): rows start(t) + j of the whole value
                     value, dep = gather_window(o, value, dep, domain, win[0], win[2], bound, step, plan.gathers), domain
+                missing = 0
                 if o.name in ELEMENTWISE | {"sdg.expand"}:   # align ranks: (T, 1, ..., shape)
                     missing = len(shape) - len(tensor_shape(read))
+                elif o.name == "sdg.matmul" and all(plan.batched(s) for s, _ in g.reads[k]):
+                    # align the batch axes: both lead with T, and NumPy/XLA match the
+                    # others from the right (a (T, 3, 1) @ (1, 3) vectorized again over
+                    # i is (I, T, 3, 1) @ (I, 1, 1, 3), not @ (I, 1, 3): fuzz seed 3939)
+                    missing = max(_read_rank(o, 0), _read_rank(o, 1)) - _read_rank(o, i)
+                if missing > 0:
                     padded = tensor_type(static_shape(tensor_shape(read), step), tensor_element_type(read), ctx)
                     value, dep = _unsqueezed(value, dep, domain, missing, bound, padded)
             value, dep = mask_combined(o, i, value, dep, domain, tensor_shape(read), bound, step, plan.gathers)

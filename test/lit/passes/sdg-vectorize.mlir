@@ -278,3 +278,22 @@ sdg.graph @early_refused dims [i < I, t < T] {
   sdg.output "g" %g[i, t] domain [i, t] : !tidal.tensor<[4], f32>
   sdg.output "e" %e[i, t] domain [i, t] : !tidal.tensor<[4], f32>
 }
+
+// -----
+
+// A matmul vectorized over t (its right operand has no t: (T, 3, 1) @ (1, 3)),
+// then over i with both operands batched: the batch axes are aligned by an
+// unsqueeze of the lower-rank one, (I, T, 3, 1) @ (I, 1, 1, 3), since the
+// batch axes of a matmul broadcast from the right (fuzz seed 3939).
+// CHECK-LABEL: sdg.graph @align
+// CHECK: %[[U:.*]] = sdg.unsqueeze 1 %{{.*}}[0:I] domain [] : (!tidal.tensor<[1, 3], f32>) -> !tidal.tensor<[I, 1, 1, 3], f32>
+// CHECK: sdg.matmul %{{.*}}[0:I, 0:T], %[[U]][] domain [] : (!tidal.tensor<[3, 1], f32>, !tidal.tensor<[I, 1, 1, 3], f32>) -> !tidal.tensor<[I, T, 3, 3], f32>
+// NOEARLY-LABEL: sdg.graph @align
+sdg.graph @align dims [i < I, t < T] {
+  %a = sdg.input "a" domain [i, t] : !tidal.tensor<[3, 1], f32>
+  %b = sdg.input "b" domain [i] : !tidal.tensor<[1, 3], f32>
+  %m = sdg.matmul %a[i, t], %b[i] domain [i, t] : (!tidal.tensor<[3, 1], f32>, !tidal.tensor<[1, 3], f32>) -> !tidal.tensor<[3, 3], f32>
+  %s = sdg.reduce sum [0] %m[i, 0:T] domain [i] : (!tidal.tensor<[3, 3], f32>) -> !tidal.tensor<[3, 3], f32>
+  %r = sdg.reduce sum [0] %s[0:I] domain [] : (!tidal.tensor<[3, 3], f32>) -> !tidal.tensor<[3, 3], f32>
+  sdg.output "r" %r[] domain [] : !tidal.tensor<[3, 3], f32>
+}

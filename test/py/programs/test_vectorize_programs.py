@@ -199,3 +199,24 @@ def test_input_projections_of_a_recurrence_are_batched(T, two_dims, chain, seed)
     loop = [line for line in text.splitlines() if "sdg.matmul" in line and "domain [" + ", ".join(
         ["i", "t"] if two_dims else ["t"]) + "]" in line]
     assert len(loop) == 1, loop     # h[t - 1] @ W only
+
+
+def test_a_matmul_vectorized_over_two_dims_aligns_its_batch_axes():
+    """x[i, t] (3, 1) @ w[i] (1, 3) summed over all (i, t): vectorized over t, then
+    over i with both operands batched, (I, T, 3, 1) @ (I, 1, 1, 3); equals NumPy on
+    every backend (it raised a broadcast error before: fuzz seed 3939)."""
+    rng = np.random.default_rng(0)
+    xv = rng.standard_normal((2, 3, 3, 1)).astype(np.float32)
+    wv = rng.standard_normal((2, 1, 3)).astype(np.float32)
+    with td.Program() as p:
+        (i, I), (t, T) = p.dims("i", "t")
+        x = td.input("x", shape=(3, 1), domain=(i, t))
+        w = td.input("w", shape=(1, 3), domain=(i,))
+        s = (x @ w)[i, 0:T].sum(0)
+        p.output("r", s[0:I].sum(0))
+    want = np.einsum("itak,ikb->ab", xv.astype(np.float64), wv.astype(np.float64))
+    for backend in ("reference", "numpy", "jax"):
+        exe = p.compile(backend=backend)
+        out = exe.run(bounds={"I": 2, "T": 3}, inputs={"x": xv, "w": wv})
+        np.testing.assert_allclose(out["r"], want, rtol=1e-5, atol=1e-5, err_msg=backend)
+    assert "tidal.tensor<[I, 1, 1, 3], f32>" in exe.stages["sdg-vectorize"]
