@@ -56,16 +56,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 
 from cartpole import (ACTIONS, OBS, env_step, init_params, reset_state, rollout_scan,  # noqa: E402
                       torch_mlp)
+from reinforce import observation_projection as projection  # noqa: E402
 
 B, T, I, HIDDEN, GAMMA, LR, NSTEP = 64, 200, 20, 64, 0.99, 1e-2, 8
 LAST = 5  # mean_return over the episodes that ended in the last LAST iterations
 OBS_LARGE, B_LARGE = 4096, 16   # the large-observation configurations ("obs")
-
-
-def projection(obs_dim, seed):
-    """The fixed (4, obs_dim) matrix P of the large observations tanh(s @ P), as
-    examples/reinforce.py's build(obs_dim=...) draws it."""
-    return np.random.default_rng(seed + 1).standard_normal((OBS, obs_dim)).astype(np.float32)
 
 
 # ---------------------------------------------------------------------------------- JAX

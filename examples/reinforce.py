@@ -57,6 +57,12 @@ def cut_discounted_sum(r, d, gamma):
     return td.discounted_sum(td.where(ended_before < 0.5, r, 0.0), gamma, dim=0)
 
 
+def observation_projection(obs_dim, seed):
+    """The fixed (4, obs_dim) matrix P of the large observations tanh(s @ P)
+    (`build(obs_dim=...)`; the baselines of bench/rl.py use the same)."""
+    return np.random.default_rng(seed + 1).standard_normal((OBS, obs_dim)).astype(np.float32)
+
+
 def build(B=16, hidden=64, returns="mc", n=16, gamma=0.99, lr=3e-3, env="td", baseline=True,
           model_seed=0, env_seed=0, max_steps=MAX_STEPS, debug=False, obs_dim=None):
     """The REINFORCE program. Outputs per iteration: ep_sum, ep_count (episodes that
@@ -73,7 +79,7 @@ def build(B=16, hidden=64, returns="mc", n=16, gamma=0.99, lr=3e-3, env="td", ba
         length = td.recurrent(shape=(B,), domain=(i, t))         # steps into the episode
         obs = s
         if obs_dim:
-            proj = np.random.default_rng(model_seed + 1).standard_normal((OBS, obs_dim)).astype(np.float32)
+            proj = observation_projection(obs_dim, model_seed)
             obs = td.tanh(s @ td.param("observation_projection", proj))   # (B, obs_dim)
         logp = td.log_softmax(policy(obs), -1)                   # (B, 2)
         u = td.rand(B, domain=(i, t), seed=SEED_ACTION)

@@ -47,13 +47,14 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects import enums, ops_named
-from tidal.dialects.attrs import expr_attr, index_attr, index_components, tensor_element_type, tensor_shape
+from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape
 from tidal.symbolic import SymbolicError, parse
 
 from .base import ModulePass, option
 from .sdg_build import kind_name, mentions, value_bytes
 from .sdg_fuse import _read_type
 from .sdg_graph_view import _View
+from .sdg_simplify import _dep_of, _set_dep
 
 __all__ = ["SdgAccumulate"]
 
@@ -110,33 +111,24 @@ def _rewrite(g: _View, k: int, pos: int, step: str) -> None:
     previous = [s if s != step else f"{step} - 1" for s in domain]
     rtype = o.results[0].type
     i32 = ir.IntegerType.get_signless(32, ctx)
+    kind = ir.IntegerAttr.get(i32, int(getattr(enums.BinaryKind, CARRY[kind_name(o)])))
     with ctx, o.location, ir.InsertionPoint(o):
-        # the merge reads the add, which reads the merge: make the add first, on a placeholder
-        placeholder = ir.Operation.create("sdg.merge", results=[rtype], operands=[x],
-                                          attributes={"deps": ir.ArrayAttr.get([index_attr(first)]),
-                                                      "conds": ir.ArrayAttr.get([expr_attr("true")]),
-                                                      "domain": index_attr(domain)})
-        add = ir.Operation.create(
-            "sdg.binary", results=[rtype], operands=[placeholder.results[0], x],
-            attributes={"kind": ir.IntegerAttr.get(i32, int(getattr(enums.BinaryKind, CARRY[kind_name(o)]))),
-                        "deps": ir.ArrayAttr.get([index_attr(previous), index_attr(point)]),
-                        "domain": index_attr(domain)})
+        # the merge reads the add, which reads the merge: the add reads x in its place until the merge exists
+        add = ir.Operation.create("sdg.binary", results=[rtype], operands=[x, x],
+                                  attributes={"kind": kind, "domain": index_attr(domain),
+                                              "deps": ir.ArrayAttr.get([index_attr(previous), index_attr(point)])})
         acc = ir.Operation.create(
             "sdg.merge", results=[rtype], operands=[x, add.results[0]],
             attributes={"deps": ir.ArrayAttr.get([index_attr(first), index_attr(domain)]),
                         "conds": ir.ArrayAttr.get([expr_attr(f"{step} eq 0"), expr_attr("true")]),
                         "domain": index_attr(domain)})
     add.operands[0] = acc.results[0]
-    placeholder.erase()
     acc.move_before(add)
     for use in list(o.results[0].uses):
         reader, i = use.owner, use.operand_number
-        attr = "deps" if "deps" in reader.attributes else "dep"
-        deps = list(ir.ArrayAttr(reader.attributes[attr])) if attr == "deps" else [reader.attributes["dep"]]
-        comps = index_components(deps[i if attr == "deps" else 0])
-        deps[i if attr == "deps" else 0] = index_attr(comps[:at] + [f"{bound} - 1"] + comps[at:], ctx)
+        comps = _dep_of(reader, i)
         reader.operands[i] = acc.results[0]
-        reader.attributes[attr] = ir.ArrayAttr.get(deps, ctx) if attr == "deps" else deps[0]
+        _set_dep(reader, i, comps[:at] + [f"{bound} - 1"] + comps[at:])
     o.erase()
 
 

@@ -120,7 +120,7 @@ def test_options_are_part_of_the_key(_cache_dir):
     assert "separate[0]" in a.text() and "separate" not in b.text()
 
 
-def test_without_a_directory_nothing_is_kept(_cache_dir, tmp_path):
+def test_without_a_directory_nothing_is_kept(_cache_dir):
     path, before = _cache_dir
     schedule_cache.set_directory(None)
     _run(_program(np.eye(5, dtype=np.float32)))

@@ -129,6 +129,15 @@ def _drop_i(two_dims: bool, want, I: int, T: int, xv):
     return want[0], {"T": T}, {"x": xv[0]}
 
 
+def _agrees(p, name: str, want, bounds: dict, inputs: dict, plain_backend: str) -> str:
+    """Output `name` equals `want` on every backend, and on `plain_backend` without
+    sdg-vectorize; returns the numpy compile's sdg-vectorize stage."""
+    for backend, passes in (("reference", None), ("numpy", None), ("jax", None), (plain_backend, PLAIN)):
+        out = p.compile(backend, passes=passes).run(bounds, inputs)
+        np.testing.assert_allclose(out[name], want, rtol=2e-4, atol=2e-4, err_msg=f"{backend} {passes}")
+    return p.compile("numpy").stages["sdg-vectorize"]
+
+
 @settings(max_examples=8, deadline=None)
 @given(T=st.integers(1, 6), two_dims=st.booleans(), gamma=st.sampled_from([0.0, 0.5, 0.9]))
 def test_values_read_by_a_backward_recurrence_are_batched(T, two_dims, gamma):
@@ -153,10 +162,7 @@ def test_values_read_by_a_backward_recurrence_are_batched(T, two_dims, gamma):
     for k in reversed(range(T)):
         want[:, k] = vw[:, k] + (gamma * want[:, k + 1] if k + 1 < T else 0.0)
     want, bounds, inputs = _drop_i(two_dims, want, I, T, xv)
-    for backend, passes in (("reference", None), ("numpy", None), ("jax", None), ("numpy", PLAIN)):
-        out = p.compile(backend, passes=passes).run(bounds, inputs)
-        np.testing.assert_allclose(out["adv"], want, rtol=2e-4, atol=2e-4, err_msg=f"{backend} {passes}")
-    text = p.compile("numpy").stages["sdg-vectorize"]
+    text = _agrees(p, "adv", want, bounds, inputs, plain_backend="numpy")
     assert "-> !tidal.tensor<[T, 3, 2], f32>" in text and "sdg.take 0 at <t>" in text, text
 
 
@@ -190,10 +196,7 @@ def test_input_projections_of_a_recurrence_are_batched(T, two_dims, chain, seed)
     for k in range(T):
         want[:, k] = np.tanh(proj[:, k] + (want[:, k - 1] @ wv if k else 0.0))
     want, bounds, inputs = _drop_i(two_dims, want, I, T, xv)
-    for backend, passes in (("reference", None), ("numpy", None), ("jax", None), ("jax", PLAIN)):
-        out = p.compile(backend, passes=passes).run(bounds, inputs)
-        np.testing.assert_allclose(out["h"], want, rtol=2e-4, atol=2e-4, err_msg=f"{backend} {passes}")
-    text = p.compile("numpy").stages["sdg-vectorize"]
+    text = _agrees(p, "h", want, bounds, inputs, plain_backend="jax")
     assert "-> !tidal.tensor<[T, 2, 4], f32>" in text and "sdg.take 0 at <t>" in text, text
     assert "sdg.take 0 at <0>" in text, text
     loop = [line for line in text.splitlines() if "sdg.matmul" in line and "domain [" + ", ".join(
