@@ -45,6 +45,7 @@ from .dependence_check import first_violated, first_violated_pairwise
 from .executed_order import drop_lifted_args, executed_order, lift_zero_dim
 from .graph import Graph, op_weight
 from .loop_ast import from_isl
+from .loop_fusion import fuse_shifted_loops
 from .loop_peel import peel_equality_guards
 from .needed import needed_domains
 from .polyhedral import NotConverged, Polyhedral
@@ -61,6 +62,7 @@ class ScheduleOptions:
     proximity: bool = True         # add proximity relations (needed for any fusion)
     separate: bool = True          # split prologue/epilogue out of steady-state loops...
     separate_max_ops: int = 64     # ...whose bodies run at most this many ops (see _separate)
+    fuse_shifted: bool = True      # fuse a loop into its producer's, a constant shift behind (loop_fusion.py)
     max_updates: int = 6           # valid-domain fixpoint: shrinks allowed per node
 
 
@@ -298,6 +300,8 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
             if schedule is None:
                 raise _cycle_error(graph, validity, "isl found no schedule")
             schedule = _sequential(schedule)
+            if options.fuse_shifted:
+                schedule = fuse_shifted_loops(schedule, graph, domains, inner)
             if options.separate:
                 schedule = _separate(schedule, graph, options.separate_max_ops)
         if sources:

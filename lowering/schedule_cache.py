@@ -32,7 +32,7 @@ from .schedule import GraphSchedule, ScheduleOptions, load_schedule, schedule_gr
 
 __all__ = ["schedule", "set_directory", "directory", "STATS", "FORMAT"]
 
-FORMAT = "tidal-schedule-1"   # bump when the meaning of a cached schedule text changes
+FORMAT = "tidal-schedule-2"   # bump when the meaning of a cached schedule text changes
 STATS = {"hits": 0, "misses": 0, "stale": 0}
 _DIRECTORY: str | None = None
 

@@ -59,9 +59,12 @@ class SdgSchedule(ModulePass):
     separate: bool = option(True, "split prologue/epilogue iterations out of steady-state loops")
     separate_max_ops: int = option(64, "separate only loops whose body runs at most this many ops "
                                        "(islands count their body; larger bodies keep guards, compiled once)")
+    fuse_shifted: bool = option(True, "fuse a loop into the loop it reads, a constant number of steps behind "
+                                      "(loop_fusion.py)")
 
     def run(self, op: ir.Operation) -> None:
-        options = ScheduleOptions(self.whole_component, self.proximity, self.separate, self.separate_max_ops)
+        options = ScheduleOptions(self.whole_component, self.proximity, self.separate, self.separate_max_ops,
+                                  self.fuse_shifted)
         for graph_op in graphs_in(op):
             try:
                 graph = read_graph(graph_op)

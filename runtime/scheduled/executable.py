@@ -52,7 +52,7 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
     """`sdg-schedule{...}`: the pass with the options the runtime schedules with."""
     changed = [f"{name}={'true' if value else 'false'}" for name, value in
                (("whole-component", options.whole_component), ("proximity", options.proximity),
-                ("separate", options.separate)) if not value]
+                ("separate", options.separate), ("fuse-shifted", options.fuse_shifted)) if not value]
     if options.separate_max_ops != ScheduleOptions.separate_max_ops:
         changed.append(f"separate-max-ops={options.separate_max_ops}")
     return "sdg-schedule" + ("{" + " ".join(changed) + "}" if changed else "")
