@@ -110,3 +110,30 @@ def test_learner_runs_behind_the_acting_only_with_nstep_returns(returns):
     else:
         assert grads and all(max(k for k in loops if k < j) > obs for j in grads), "\n".join(lines)
         assert observations.kind == "block" and observations.bytes >= 40 * 8 * 512 * 4, observations
+
+
+@pytest.mark.parametrize("returns", ["nstep", "mc"])
+def test_the_learner_runs_behind_the_acting_at_the_bench_sizes(returns):
+    """bench/rl.py's large-observation configuration (K = 4096, B = 16, hidden
+    64, the default pipeline): isl's clustering put the n-step learner in a
+    loop of its own after the acting there (the observations were all kept);
+    the schedule's loop-fusion post-pass (lowering/loop_fusion.py) runs it
+    n - 1 steps behind, in the acting's loop, with a point store for the
+    observations. Monte-Carlo returns still wait for the episode."""
+    reinforce = _reinforce()
+    p = reinforce.build(B=16, hidden=64, returns=returns, n=N, baseline=False, obs_dim=4096)
+    exe = p.compile(backend="jax")
+    lines = exe.schedule().splitlines()
+    obs = next(j for j, line in enumerate(lines) if "(matmul, unary tanh)  [i = c0, t = c1]" in line)
+    grads = [j for j, line in enumerate(lines) if "(permute, matmul)" in line and "[i = c0, t = c1" in line]
+    loops = [j for j, line in enumerate(lines) if line.strip().startswith("for c1 in")]
+    observations = next(kind for name, kind in exe.compiled.store_kinds().items()
+                        if name == lines[obs].split(" = ")[0].strip())
+    assert grads, "\n".join(lines)
+    if returns == "nstep":
+        assert all(f"t = c1 - {N - 1}]" in lines[j] for j in grads), "\n".join(lines)
+        assert any(max(k for k in loops if k < j) < obs < j for j in grads), "\n".join(lines)
+        assert observations.startswith("point"), observations
+    else:
+        assert all(max(k for k in loops if k < j) > obs for j in grads), "\n".join(lines)
+        assert observations.startswith("block"), observations
