@@ -5,16 +5,12 @@ import dataclasses
 
 import islpy as isl
 import pytest
-from mlir import ir
-
-from tidal.dialects import make_context
-from tidal.lowering.graph import graphs_in, read_graph
-from tidal.lowering.loop_ast import format_loop_nest, from_isl
+from tidal.lowering.loop_ast import format_loop_nest
 from tidal.lowering.loop_fusion import fuse_shifted_loops
 from tidal.lowering.schedule import ScheduleOptions, schedule_graph
+from test_schedule_isl import graph_of
 
 V = "!tidal.tensor<[4], f32>"
-_KEEP = []
 
 # S0..S8 are the ops in order (S<k> is node k)
 BETWEEN = f"""
@@ -29,14 +25,6 @@ sdg.graph @g dims [t < T] {{
   sdg.output "h" %h[t] domain [t] : {V}
   sdg.output "m" %m[] domain [] : {V}
 }}"""
-
-
-def graph_of(text: str):
-    ctx = make_context()
-    with ctx:
-        module = ir.Module.parse(text)
-    _KEEP.append((ctx, module))
-    return read_graph(graphs_in(module)[0])
 
 
 def by_hand(sched, children: list) -> isl.Schedule:
