@@ -29,12 +29,21 @@ stopping conditions) at:
 * an operand that broadcasts along the axis (lower rank, or size 1): read
   as it was.
 
-The axis's size D must not vary with the reduction's point. N is
-`(D + tile - 1) floordiv tile`, a bound derived from the others
+N is `(D + tile - 1) floordiv tile`, a bound derived from the others
 (`dims [..., n < N = (T + 63) floordiv 64]`; runs do not give it). When
 `tile` does not divide D the last tile is padded (`sdg.pad`) and masked
 before the partial reduction with the reduction's identity (0 for sum, 1 for
 prod, -inf for max, +inf for min), as in TEMPO's Fig. 13.
+
+The axis's size D may vary with the reduction's point only as a growing
+prefix: a causal read `x[0:t + 1]`, whose size grows by a constant with each
+step it uses (all of the reduction's domain). N is then the tile count of the
+largest prefix (each step at its bound - 1), and the reduction at step t
+reduces the partials of its own `(D + tile - 1) floordiv tile` tiles
+(`%q[t, 0:t floordiv 64 + 1]`): the tiles past the prefix are never read, so
+the schedule never runs them (a loop over n up to t floordiv 64 inside the
+loop over t). A size that shrinks (`x[t:T]`) or stops growing
+(`x[0:min(t + 1, W)]`) is refused.
 
 Before (`(x[0:T] * w).exp().sum(0)`, tile=64):
 
@@ -68,7 +77,7 @@ from mlir import ir
 from tidal.dialects import enums, ops_named
 from tidal.dialects.attrs import derived_bounds, expr_attr, index_attr, tensor_element_type, tensor_shape, \
     tensor_type
-from tidal.symbolic import SymbolicError, free_symbols, parse, simplify, to_text
+from tidal.symbolic import SymbolicError, free_symbols, parse, simplify, substitute, to_text
 
 from .base import ModulePass, PassFailure, option
 from .sdg_build import value_bytes
@@ -120,9 +129,9 @@ class _Plan:
         if o.name == "sdg.reduce":
             rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1]))))
             return 0 not in [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]
-        if o.name == "sdg.matmul":
+        if o.name == "sdg.matmul":   # batched, or rows times a matrix without the axis (x @ w)
             ranks = [len(tensor_shape(_read_type(v, tuple(d)))) for v, (_, d) in zip(o.operands, g.reads[k])]
-            return len(shape) >= 3 and min(ranks) >= 2
+            return (len(shape) >= 3 and min(ranks) >= 2) or (len(shape) == 2 and ranks == [2, 2])
         return True
 
     def operand_role(self, k: int, i: int) -> str | None:
@@ -132,6 +141,8 @@ class _Plan:
         if o.name == "sdg.reduce":
             return "tiled" if read and _same(read[0], self.size) else None
         rank = len(tensor_shape(o.results[0].type))
+        if o.name == "sdg.matmul" and i == 1 and rank == 2 == len(read):
+            return "broadcast"     # x @ w: w's axis 0 is the contraction, not the rows
         if len(read) < rank or (read and read[0] == "1" and not _same("1", self.size)):
             return "broadcast"
         return "tiled" if read and _same(read[0], self.size) else None
@@ -150,13 +161,39 @@ def _root_size(g: _View, r: int, tile: int, derived: set) -> str | None:
         used = {s.name for s in free_symbols(parse(size))}
     except SymbolicError:
         return None
-    if used & (set(g.steps) | derived):    # varies with the point, or a tile count already
+    if used & derived:                     # a tile count already
         return None
+    src = g.reads[r][0][0]
+    tiles = {step for step, bound in zip(g.steps, g.bounds) if bound in derived}
+    if src is not None and tiles & set(g.domain[src]):
+        return None                        # the partials of tiles already (`%q[t, 0:t floordiv 64 + 1]`)
+    if used & set(g.steps) and _largest_size(g, size, g.domain[r]) is None:
+        return None                        # varies with the point, not as a growing prefix
     if size.isdigit() and int(size) <= tile:
         return None
     if _kind(o) in ("max", "min") and tensor_element_type(o.results[0].type) not in FLOATS:
         return None                         # no exact identity in sdg.full's f64 for every integer
     return size
+
+
+def _largest_size(g: _View, size: str, domain) -> str | None:
+    """For a size that varies with the point (a causal prefix `x[0:t + 1]`):
+    its largest value, with each step it uses at its bound - 1, if the size
+    grows (by a constant) with each of those steps, all of the reduction's
+    domain; else None. The size of one that does not vary, as it is."""
+    steps = [d for d in (s.name for s in free_symbols(parse(size))) if d in g.steps]
+    if any(d not in domain for d in steps):
+        return None
+    try:
+        for d in steps:
+            growth = _text(parse(f"({to_text(substitute(parse(size), {d: parse(f'{d} + 1')}), mlir=True)})"
+                                 f" - ({size})"))
+            if not growth.isdigit():
+                return None
+        largest = substitute(parse(size), {d: parse(f"{g.bounds[g.steps.index(d)]} - 1") for d in steps})
+        return _text(largest)
+    except SymbolicError:
+        return None
 
 
 def _plans(g: _View, tile: int, derived: set):
@@ -258,6 +295,7 @@ class SdgTile(ModulePass):
             raise PassFailure(f"sdg-tile: tile must be >= 1, got {self.tile}", op)
         self.num_tiled = 0
         for graph in ops_named(op, "sdg.graph"):
+            limit = len(graph.regions[0].blocks[0].operations)   # each rewrite removes a root
             while True:
                 g = _View(graph)
                 derived = set(derived_bounds(graph))
@@ -265,6 +303,9 @@ class SdgTile(ModulePass):
                              if tiledvalue_bytes(p, self.assume_bound) >= max(1, self.min_bytes)), None)
                 if plan is None:
                     break
+                limit -= 1
+                if limit < 0:
+                    raise PassFailure("internal error in sdg-tile: the reductions it makes are tiled again", graph)
                 _rewrite(graph, plan, self.tile)
                 self.num_tiled += 1
 
@@ -304,7 +345,9 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
     ctx = graph.context
     size = plan.size
     exact = size.isdigit() and int(size) % tile == 0
-    n, count = _new_dim(graph, size, tile)
+    n, count = _new_dim(graph, _largest_size(g, size, plan.domain), tile)
+    if _largest_size(g, size, plan.domain) != size:     # a growing prefix: the tiles it has at its point
+        count = _text(parse(f"({size} + {tile - 1}) // {tile}"))
     domain = list(plan.domain)
     tdomain = domain + [n]
     start = f"{tile} * {n}"

@@ -111,7 +111,30 @@ sdg.graph @shared dims [] {
 
 // -----
 
-// Refused: a window whose size varies with the point (x[0:t + 1]); a reduction
+// A causal prefix (x[0:t + 1]: a size that grows with the point): tiles n of
+// 64 rows up to the largest prefix, N = (T + 63) floordiv 64; at step t the
+// partial sums of its t floordiv 64 + 1 tiles are reduced (the tiles past the
+// prefix are never needed, so never run), the last one padded and masked.
+// CHECK-LABEL: sdg.graph @prefix dims [t < T, n < N = (T + 63) floordiv 64]
+// CHECK: %[[P:.*]] = sdg.pad 0 <0> <{{.*}}> value 0.000000e+00 %{{.*}}[64 * n:min(64 * n + 63, t) + 1] domain [t, n]
+// CHECK: %[[E:.*]] = sdg.unary tanh %{{.*}}[t, n] domain [t, n] {{.*}} -> !tidal.tensor<[64, 3], f32>
+// CHECK: sdg.symbol_value <t - 64 * n + 1> domain [t, n]
+// CHECK: %[[Q:.*]] = sdg.reduce sum [0] %{{.*}}[t, n] domain [t, n]
+// CHECK: %[[S:.*]] = sdg.reduce sum [0] %[[Q]][t, 0:t floordiv 64 + 1] domain [t]
+// CHECK: sdg.output "y" %[[S]][t]
+sdg.graph @prefix dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[3], f32>
+  %w = sdg.param "w" dense<[1.0, -2.0, 0.5]> : tensor<3xf32> domain [] : !tidal.tensor<[3], f32>
+  %m = sdg.binary mul %x[0:t + 1], %w[] domain [t] : (!tidal.tensor<[3], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[t + 1, 3], f32>
+  %e = sdg.unary tanh %m[t] domain [t] : (!tidal.tensor<[t + 1, 3], f32>) -> !tidal.tensor<[t + 1, 3], f32>
+  %s = sdg.reduce sum [0] %e[t] domain [t] : (!tidal.tensor<[t + 1, 3], f32>) -> !tidal.tensor<[3], f32>
+  sdg.output "y" %s[t] domain [t] : !tidal.tensor<[3], f32>
+}
+
+// -----
+
+// Refused: a window whose size varies with the point otherwise than a growing
+// prefix (x[t:T] shrinks; x[0:min(t + 1, 5)] stops growing); a reduction
 // over another axis; argmax; a reduction of a value that an output reads whole
 // (the chain would be empty: slicing a value that stays whole saves nothing);
 // an integer max (no exact identity to mask with in sdg.full); 64 rows or
@@ -119,7 +142,8 @@ sdg.graph @shared dims [] {
 // CHECK-LABEL: sdg.graph @refused dims [t < T] {
 // CHECK-NOT: sdg.pad
 // CHECK-NOT: sdg.slice
-// CHECK: sdg.reduce sum [0] %{{.*}}[0:t + 1] domain [t]
+// CHECK: sdg.reduce sum [0] %{{.*}}[t:T] domain [t]
+// CHECK: sdg.reduce sum [0] %{{.*}}[0:min(t + 1, 5)] domain [t]
 // CHECK: sdg.reduce sum [1] %{{.*}}[] domain []
 // CHECK: sdg.reduce argmax [0] %{{.*}}[] domain []
 // CHECK: sdg.reduce sum [0] %{{.*}}[] domain []
@@ -127,7 +151,8 @@ sdg.graph @shared dims [] {
 // CHECK: sdg.reduce sum [0] %{{.*}}[] domain []
 sdg.graph @refused dims [t < T] {
   %x = sdg.input "x" domain [t] : !tidal.tensor<[3], f32>
-  %a = sdg.reduce sum [0] %x[0:t + 1] domain [t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %a = sdg.reduce sum [0] %x[t:T] domain [t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %a2 = sdg.reduce sum [0] %x[0:min(t + 1, 5)] domain [t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
   %y = sdg.input "y" domain [] : !tidal.tensor<[200, 300], f32>
   %b = sdg.reduce sum [1] %y[] domain [] : (!tidal.tensor<[200, 300], f32>) -> !tidal.tensor<[200], f32>
   %c = sdg.reduce argmax [0] %y[] domain [] : (!tidal.tensor<[200, 300], f32>) -> !tidal.tensor<[300], i64>
@@ -140,6 +165,7 @@ sdg.graph @refused dims [t < T] {
   %se = sdg.unary exp %s[] domain [] : (!tidal.tensor<[64, 3], f32>) -> !tidal.tensor<[64, 3], f32>
   %g = sdg.reduce sum [0] %se[] domain [] : (!tidal.tensor<[64, 3], f32>) -> !tidal.tensor<[3], f32>
   sdg.output "a" %a[t] domain [t] : !tidal.tensor<[3], f32>
+  sdg.output "a2" %a2[t] domain [t] : !tidal.tensor<[3], f32>
   sdg.output "b" %b[] domain [] : !tidal.tensor<[200], f32>
   sdg.output "c" %c[] domain [] : !tidal.tensor<[300], i64>
   sdg.output "d" %d[] domain [] : !tidal.tensor<[300], f32>
