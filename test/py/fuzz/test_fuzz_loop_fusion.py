@@ -3,7 +3,10 @@ programs: the scheduled runtimes give the same results, bit for bit on the
 numpy backend, with the post-pass as without it, and the jax backend agrees
 where it changed the schedule. The programs are compiled with sdg-vectorize
 batching nothing (every block counts as too large), which leaves their loops
-per step, where the post-pass has most to fuse."""
+per step, and scheduled by isl without proximity (and not in whole-component
+mode), which gives every operator a loop of its own: all the fusing is the
+post-pass's. (With the default options isl fuses most loops itself; the
+main fuzz test runs the default, post-pass included, against the reference.)"""
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,7 +20,13 @@ from tidal.lowering.schedule import ScheduleOptions
 from tidal.runtime.scheduled import executable as scheduled
 
 
-class _WithoutFusion(ScheduleOptions):
+class _Apart(ScheduleOptions):
+    """isl alone leaves every operator in a loop of its own."""
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{**kwargs, "whole_component": False, "proximity": False})
+
+
+class _ApartUnfused(_Apart):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **{**kwargs, "fuse_shifted": False})
 
@@ -25,10 +34,10 @@ class _WithoutFusion(ScheduleOptions):
 def test_loop_fusion_on_random_programs(request, monkeypatch):
     seen = {"programs": 0, "changed": 0}
 
-    def compile_without_fusion(p):
-        compile_cache.clear()    # an equal program compiled before would come back fused
+    def compile_with(p, options):
+        compile_cache.clear()    # an equal program compiled before would come back with other options
         with monkeypatch.context() as m:
-            m.setattr(scheduled, "ScheduleOptions", _WithoutFusion)
+            m.setattr(scheduled, "ScheduleOptions", options)
             exe = p.compile(backend="numpy", passes=LIMITED)
         compile_cache.clear()
         return exe
@@ -38,8 +47,7 @@ def test_loop_fusion_on_random_programs(request, monkeypatch):
     def run(data):
         desc = data.draw(programs(), label="program")
         p, _ = build(desc)
-        on = p.compile(backend="numpy", passes=LIMITED)
-        off = compile_without_fusion(p)
+        on, off = compile_with(p, _Apart), compile_with(p, _ApartUnfused)
         seen["programs"] += 1
         changed = on.schedule() != off.schedule()
         seen["changed"] += changed
@@ -49,4 +57,4 @@ def test_loop_fusion_on_random_programs(request, monkeypatch):
 
     run()
     print("\nloop fusion:", seen)
-    assert seen["changed"] >= 1, seen
+    assert seen["changed"] >= max(1, seen["programs"] // 4), seen

@@ -208,3 +208,38 @@ def test_causal_prefix_reductions_tiled_agree_with_numpy(tile, kind, project, st
             want = np.stack([theirs(np.tanh(xs[:s + 1]) * 0.5 + 1.0, axis=0) for s in range(value)])
             np.testing.assert_allclose(exe.run({T: value}, {"x": x})["y"], want, rtol=1e-4, atol=1e-5,
                                        err_msg=f"{backend} T={value}")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_causal_attention_with_keys_first_is_tiled_in_two_passes(backend):
+    """Attention at step t over the keys 0..t, written keys first (the scores
+    k[0:t + 1] @ q, keys on axis 0): the causal KV reads are tiled up to the
+    step, the softmax in two passes over the tiles (each tile's max, then the
+    exponentials against the step's max, their sum and the weighted values),
+    both loops over n up to t // 4 inside the loop over t. Keys on the last
+    axis (q @ k.T, the decode example's form) are not tiled: sdg-tile tiles
+    axis 0 only."""
+    D = 4
+    passes = tuple("sdg-tile{tile=4 min-bytes=0}" if e == "sdg-tile" else e for e in DEFAULT_SDG_PASSES
+                   if e != "sdg-lift")
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        q = td.input("q", shape=(D, 1), domain=(t,))
+        k = td.input("k", shape=(D,), domain=(t,))
+        v = td.input("v", shape=(D,), domain=(t,))
+        s = k[0:t + 1] @ q
+        e = td.exp(s - td.max(s, dim=0, keepdim=True))
+        p.output("o", (e * v[0:t + 1]).sum(0) / e.sum(0))
+    exe = p.compile(backend=backend, passes=passes)
+    loops = [line.strip() for line in exe.schedule().splitlines() if line.strip().startswith("for c1")]
+    assert len([x for x in loops if "c0 // 4 + 1" in x]) == 2, exe.schedule()
+    rng = np.random.default_rng(0)
+    for value in (1, 4, 5, 11):
+        Q = rng.standard_normal((value, D, 1)).astype(np.float32)
+        K, V = (rng.standard_normal((value, D)).astype(np.float32) for _ in range(2))
+        want = []
+        for step in range(value):
+            w = np.exp(K[:step + 1] @ Q[step] - (K[:step + 1] @ Q[step]).max(0))
+            want.append((w * V[:step + 1]).sum(0) / w.sum(0))
+        np.testing.assert_allclose(exe.run({T: value}, {"q": Q, "k": K, "v": V})["o"], np.stack(want),
+                                   rtol=1e-5, atol=1e-6)
