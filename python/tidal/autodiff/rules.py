@@ -158,7 +158,7 @@ def _reduce(node, y, g, needed):
     if kind in ("max", "min"):
         mask = E.astype(E.eq(x, ye), x.dtype)
         count = mask.sum(dims, keepdim=True)
-        return [S.expand(ge, *x.shape) * mask / count]
+        return [S.expand(ge, *x.shape) * _spread(mask, count)]
     return [None]  # any/all, argmax/argmin: boolean and integer results
 
 
@@ -181,7 +181,16 @@ def _scan(node, y, g, needed):
     hit = E.astype(E.logical_and(E.eq(xi, yj), order), x.dtype)
     count = hit.sum(d, keepdim=True)
     gj = S.unsqueeze(g, d)
-    return [(hit * gj / count).sum(d + 1)]
+    return [(_spread(hit, count) * gj).sum(d + 1)]
+
+
+def _spread(mask, count):
+    """`mask / count`, the gradient's share of each element equal to an
+    extremum, with NaN written out where no element equals it (a NaN
+    extremum: count 0). XLA's algebraic simplifier turns `convert(mask) /
+    count` into `select(mask, 1 / count, 0)`, which gives 0 there where IEEE
+    division gives NaN: a jitted JAX program and the reference disagreed."""
+    return E.where(E.eq(count, 0.0), float("nan"), mask / count)
 
 
 def _shifted(x, d: int, toward_end: bool):

@@ -176,3 +176,24 @@ def test_ties_split_evenly_like_jax():
                             va, vb)
     close(out["da"], da)
     close(out["db"], db)
+
+
+@pytest.mark.parametrize("backend", ["reference", "numpy", "jax"])
+def test_the_gradient_of_a_nan_extremum_is_nan_on_every_backend(backend):
+    """A max/min (or running max/min) that is NaN equals none of its
+    elements: every element's share of the gradient is 0/0, NaN. Jitted by
+    XLA, `convert(mask) / count` became `select(mask, 1 / count, 0)`: 0, not
+    NaN, on the jax backend only (a random program's gradient, fuzz)."""
+    with td.Program() as p:
+        a = td.input("a", shape=(4,))
+        da, = td.grad(a.amin() + a.amax() * 2.0, [a])
+        dc, = td.grad(td.cummax(a, 0).sum(), [a])
+        p.output("da", da)
+        p.output("dc", dc)
+    va = np.array([1.0, np.nan, -2.0, 0.5], np.float32)
+    out = p.compile(backend=backend).run(inputs={"a": va})
+    assert np.isnan(np.asarray(out["da"])).all(), out["da"]
+    assert np.isnan(np.asarray(out["dc"])[1:]).all(), out["dc"]   # the running max is NaN from element 1 on
+    finite = np.array([1.0, 3.0, -2.0, 3.0], np.float32)          # and without NaN: JAX's ties rule
+    out = p.compile(backend=backend).run(inputs={"a": finite})
+    np.testing.assert_allclose(out["da"], [0.0, 1.0, 1.0, 1.0])
