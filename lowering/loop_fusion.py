@@ -37,7 +37,6 @@ so is a tree where nothing fuses (the same isl object comes back).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import islpy as isl
@@ -113,7 +112,8 @@ def _build(tree, domain: isl.UnionSet) -> isl.Schedule:
 
 
 def _statements(filt: isl.UnionSet) -> set[int]:
-    return {int(m) for m in re.findall(r"\bS(\d+)\[", str(filt))}
+    sets = filt.get_set_list()
+    return {int(sets.get_at(i).get_tuple_name()[1:]) for i in range(sets.n_set())}
 
 
 def _loop_dim(band: _Band) -> str | None:
@@ -183,6 +183,7 @@ class _Fuser:
         self.root_domain = schedule.get_domain()
         self.tree = None
         self.fused = 0
+        self.refused: set = set()   # (A's statements, B's statements, shift) whose fusion failed the check
 
     def run(self) -> isl.Schedule:
         root = self.schedule.get_root()
@@ -192,46 +193,45 @@ class _Fuser:
             self.tree = _read(root.child(0))
         except _Unsupported:
             return self.schedule
-        self._visit(self.tree, self.root_domain)
+        self._visit(self.tree)
         return self.schedule if not self.fused else _build(self.tree, self.root_domain)
 
     def _deps(self, sources: set[int], sinks: set[int]) -> list:
         return [m for sink, number, m in self.validity
                 if sink in sinks and self.source[(sink, number)] in sources]
 
-    def _visit(self, tree, domain) -> None:
+    def _visit(self, tree) -> None:
         if isinstance(tree, _Band):
-            self._visit(tree.child, domain)
+            self._visit(tree.child)
         elif isinstance(tree, _Seq):
-            for filt, sub in tree.children:
-                self._visit(sub, domain.intersect(filt))
-            while self._fuse_one(tree, domain):
+            for _, sub in tree.children:
+                self._visit(sub)
+            while self._fuse_one(tree):
                 pass
 
-    def _fuse_one(self, seq: _Seq, domain) -> bool:
+    def _fuse_one(self, seq: _Seq) -> bool:
         kids = seq.children
+        dims = [_loop_dim(t) if isinstance(t, _Band) else None for _, t in kids]
         for b in range(len(kids)):
-            fb, tb = kids[b]
-            if not isinstance(tb, _Band) or _loop_dim(tb) is None:
+            if dims[b] is None:
                 continue
-            sb = _statements(fb)
+            (fb, tb), sb = kids[b], _statements(kids[b][0])
             for a in range(b - 1, -1, -1):
                 fa, ta = kids[a]
-                if (not isinstance(ta, _Band) or len(ta.coincident) != len(tb.coincident)
-                        or _loop_dim(ta) != _loop_dim(tb)):
+                if dims[a] != dims[b] or len(ta.coincident) != len(tb.coincident):
                     continue
                 sa = _statements(fa)
                 deps = self._deps(sa, sb)
-                if not deps:
+                s = _shift(ta, tb, deps, self.params) if deps else None
+                key = (frozenset(sa), frozenset(sb), s)
+                if s is None or key in self.refused:
                     continue
-                s = _shift(ta, tb, deps, self.params)
-                if s is None:
-                    continue
-                if self._try(seq, domain, a, b, s):
+                if self._try(seq, a, b, s):
                     return True
+                self.refused.add(key)
         return False
 
-    def _try(self, seq: _Seq, domain, a: int, b: int, s: int) -> bool:
+    def _try(self, seq: _Seq, a: int, b: int, s: int) -> bool:
         kids = seq.children
         (fa, ta), (fb, tb) = kids[a], kids[b]
         after_a, before, after = _statements(fa), [], []

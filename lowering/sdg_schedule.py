@@ -63,8 +63,9 @@ class SdgSchedule(ModulePass):
                                       "(loop_fusion.py)")
 
     def run(self, op: ir.Operation) -> None:
-        options = ScheduleOptions(self.whole_component, self.proximity, self.separate, self.separate_max_ops,
-                                  self.fuse_shifted)
+        options = ScheduleOptions(whole_component=self.whole_component, proximity=self.proximity,
+                                  separate=self.separate, separate_max_ops=self.separate_max_ops,
+                                  fuse_shifted=self.fuse_shifted)
         for graph_op in graphs_in(op):
             try:
                 graph = read_graph(graph_op)

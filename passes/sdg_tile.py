@@ -185,13 +185,10 @@ def _largest_size(g: _View, size: str, domain) -> str | None:
     if any(d not in domain for d in steps):
         return None
     try:
-        for d in steps:
-            growth = _text(parse(f"({to_text(substitute(parse(size), {d: parse(f'{d} + 1')}), mlir=True)})"
-                                 f" - ({size})"))
-            if not growth.isdigit():
-                return None
-        largest = substitute(parse(size), {d: parse(f"{g.bounds[g.steps.index(d)]} - 1") for d in steps})
-        return _text(largest)
+        e = parse(size)
+        if not all(_text(substitute(e, {d: parse(f"{d} + 1")}) - e).isdigit() for d in steps):
+            return None
+        return _text(substitute(e, {d: parse(f"{g.bounds[g.steps.index(d)]} - 1") for d in steps}))
     except SymbolicError:
         return None
 
@@ -345,8 +342,9 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
     ctx = graph.context
     size = plan.size
     exact = size.isdigit() and int(size) % tile == 0
-    n, count = _new_dim(graph, _largest_size(g, size, plan.domain), tile)
-    if _largest_size(g, size, plan.domain) != size:     # a growing prefix: the tiles it has at its point
+    largest = _largest_size(g, size, plan.domain)
+    n, count = _new_dim(graph, largest, tile)
+    if largest != size:     # a growing prefix: the tiles it has at its point
         count = _text(parse(f"({size} + {tile - 1}) // {tile}"))
     domain = list(plan.domain)
     tdomain = domain + [n]

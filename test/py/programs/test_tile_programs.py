@@ -167,7 +167,8 @@ def test_a_causal_prefix_is_tiled_up_to_its_step(backend):
     exe = p.compile(backend=backend, passes=TILED)
     stage = exe.stages["sdg-tile"]
     assert "n < N = (T + 15) floordiv 16" in stage and "[t, 0:t floordiv 16 + 1]" in stage, stage
-    assert "sdg.matmul %" in stage and "-> !tidal.tensor<[16, 8], f32>" in stage
+    assert any("sdg.matmul %" in line and "domain [t, n]" in line and "-> !tidal.tensor<[16, 8], f32>" in line
+               for line in stage.splitlines()), stage   # the projection runs one tile at a time
     if backend != "reference":   # the tiles past the prefix never run: n up to t // 16 inside the loop over t
         assert "for c1 in range(c0, c0 + c0 // 16 + 1):" in exe.schedule(), exe.schedule()
     for value in (1, 15, 16, 17, 50):
@@ -201,7 +202,8 @@ def test_causal_prefix_reductions_tiled_agree_with_numpy(tile, kind, project, st
                    if e != "sdg-lift")
     for backend in ("numpy", "jax"):
         exe = p.compile(backend=backend, passes=passes)
-        assert f"[t, 0:t floordiv {tile} + 1]" in exe.stages["sdg-tile"] or tile == 1, exe.stages["sdg-tile"]
+        partials = f"[t, 0:t floordiv {tile} + 1]" if tile > 1 else "[t, 0:t + 1]"   # each step's own tiles
+        assert partials in exe.stages["sdg-tile"], exe.stages["sdg-tile"]
         for value in steps:
             x = np.random.default_rng(value).standard_normal((value, 3)).astype(np.float32)
             xs = x @ w if project else x
