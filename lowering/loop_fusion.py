@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from tidal.symbolic import evaluate, parse
+
 from .dependence_check import first_violated
 
 __all__ = ["fuse_shifted_loops"]
@@ -135,7 +137,18 @@ def _loop_dim(band: _Band) -> str | None:
     return dims.pop() if len(dims) == 1 else None
 
 
-def _shift(a: _Band, b: _Band, deps: list, params: list[str]) -> int | None:
+def _bound_values(params: list[str], derived: dict[str, str], value: int) -> dict[str, int]:
+    """Every bound at `value`, and each derived bound (sdg-tile's tile count
+    N = (T + 63) floordiv 64) at what its expression gives then: fixing N at
+    `value` too would contradict the domains' `T <= 64 N <= T + 63`."""
+    values = {name: value for name in params if name not in derived}
+    for name in params:
+        if name in derived:
+            values[name] = int(evaluate(parse(derived[name]), values))
+    return values
+
+
+def _shift(a: _Band, b: _Band, deps: list, params: list[str], derived: dict[str, str] | None = None) -> int | None:
     """The least s such that every dependence from A to B runs in an earlier
     or the same iteration of the fused loop, if it is one constant (the same
     with the bounds at 64 and at 1000), else None."""
@@ -143,6 +156,7 @@ def _shift(a: _Band, b: _Band, deps: list, params: list[str]) -> int | None:
     pb = isl.UnionMap.from_multi_union_pw_aff(b.partial)
     worst = {}
     for value in (64, 1000):
+        values = _bound_values(params, derived or {}, value)
         s = None
         for m in deps:
             pairs = isl.UnionMap.from_map(m).apply_domain(pa).apply_range(pb)   # {[a] -> [b]}
@@ -151,8 +165,8 @@ def _shift(a: _Band, b: _Band, deps: list, params: list[str]) -> int | None:
                 continue
             gap = isl.Set.from_union_set(gaps).project_out(isl.dim_type.set, 1, a.partial.dim(isl.dim_type.out) - 1)
             for k, name in enumerate(gap.get_var_names(isl.dim_type.param)):
-                if name in params:
-                    gap = gap.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(gap.get_ctx(), value))
+                if name in values:
+                    gap = gap.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(gap.get_ctx(), values[name]))
             least = gap.lexmin()
             if least.is_empty():
                 continue
@@ -222,7 +236,7 @@ class _Fuser:
                     continue
                 sa = _statements(fa)
                 deps = self._deps(sa, sb)
-                s = _shift(ta, tb, deps, self.params) if deps else None
+                s = _shift(ta, tb, deps, self.params, self.graph.derived) if deps else None
                 key = (frozenset(sa), frozenset(sb), s)
                 if s is None or key in self.refused:
                     continue

@@ -127,3 +127,28 @@ def bands(schedule: isl.Schedule) -> int:
         return True
     schedule.foreach_schedule_node_top_down(visit)
     return sum(found)
+
+
+# sdg-tile's loops: n runs over N = (T + 3) floordiv 4, a bound derived from T
+TILES = f"""
+sdg.graph @g dims [t < T, n < N = (T + 3) floordiv 4] {{
+  %x = sdg.input "x" domain [n] : {V}
+  %a = sdg.unary exp %x[n] domain [n] : ({V}) -> {V}
+  %b = sdg.unary tanh %a[n] domain [n] : ({V}) -> {V}
+  %s = sdg.reduce sum [0] %b[0:N] domain [] : ({V}) -> {V}
+  sdg.output "s" %s[] domain [] : {V}
+}}"""
+
+
+def test_loops_over_tiles_fuse():
+    """The shift is measured with the bounds fixed at two values; a derived
+    bound (a tile count) takes the value its expression gives then. Fixed at
+    the same value as T, the domains' T <= 4 N <= T + 3 made every dependence
+    empty and no loop over tiles ever fused (3 bands stayed 3)."""
+    graph = graph_of(TILES)
+    isl_only = schedule_graph(graph, ScheduleOptions(whole_component=False, proximity=False, fuse_shifted=False,
+                                                     separate=False))
+    post = schedule_graph(graph, ScheduleOptions(whole_component=False, proximity=False, separate=False))
+    assert bands(isl_only.schedule) == 3 and bands(post.schedule) == 1, executed(post)
+    lines = executed(post)
+    assert lines[0] == "for c0 in range(N):" and all("[n = c0]" in line for line in lines[1:4]), lines
