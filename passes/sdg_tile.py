@@ -15,10 +15,14 @@ The tiled set starts from the `sdg.reduce` ops (sum, prod, max or min) whose
 axes include axis 0 of what they read, grouped by the domain and the size of
 that axis (reductions of one chain, a loss and its gradient sums, share the
 tiles), and grows through the ops that compute their operands: elementwise
-ops, casts, reductions over other axes and batched matmuls (each row of axis
-0 of the result depends only on the same row of the operands), over the
+ops, casts, reductions over other axes, batched matmuls, takes, slices, pads,
+squeezes and unsqueezes along another axis (a taken action's log-probability
+`lp[..., 1]`, its gradient's zero padding), permutes that keep axis 0 first
+(a batched transpose in a weight gradient) and expands (each row of axis 0
+of the result depends only on the same row of the operands), over the
 reductions' domain, read at the identity, and read by nothing outside the
-set. A reduction whose operand would only be sliced out of a value that
+set. A policy-gradient learner's whole loss and backward pass (PPO's epoch)
+is such a chain. A reduction whose operand would only be sliced out of a value that
 stays whole is left alone (that saves nothing). The set stops (TEMPO's
 stopping conditions) at:
 
@@ -87,6 +91,8 @@ from .sdg_graph_view import _View
 __all__ = ["SdgTile"]
 
 ROW_WISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast", "sdg.reduce", "sdg.matmul"}
+# ops that move or index elements along one dim: row-wise when that dim is not axis 0
+ALONG_DIM = {"sdg.take", "sdg.slice", "sdg.pad", "sdg.squeeze", "sdg.unsqueeze"}
 IDENTITY = {"sum": 0.0, "prod": 1.0, "max": -np.inf, "min": np.inf}
 FLOATS = {"f16", "bf16", "f32", "f64"}
 
@@ -119,16 +125,22 @@ class _Plan:
         """Whether row j of axis 0 of op k's result depends only on row j of its
         operands that have the axis (the others broadcast)."""
         g, o = self.g, self.g.ops[k]
-        if o.name not in ROW_WISE or len(o.results) != 1 or g.domain[k] != self.domain:
+        if o.name not in ROW_WISE | ALONG_DIM | {"sdg.permute", "sdg.expand"} or len(o.results) != 1 \
+                or g.domain[k] != self.domain:
             return False
         shape = tensor_shape(o.results[0].type)
         if not shape or not _same(shape[0], self.size):
             return False
         if any(self.operand_role(k, i) is None for i in range(len(o.operands))):
             return False
+        rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1])))) if o.operands else 0
         if o.name == "sdg.reduce":
-            rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1]))))
             return 0 not in [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]
+        if o.name in ALONG_DIM:
+            dim = ir.IntegerAttr(o.attributes["dim"]).value
+            return dim % (rank + 1 if o.name == "sdg.unsqueeze" else rank) != 0
+        if o.name == "sdg.permute":
+            return ir.DenseI64ArrayAttr(o.attributes["perm"])[0] % len(shape) == 0
         if o.name == "sdg.matmul":   # batched, or rows times a matrix without the axis (x @ w)
             ranks = [len(tensor_shape(_read_type(v, tuple(d)))) for v, (_, d) in zip(o.operands, g.reads[k])]
             return (len(shape) >= 3 and min(ranks) >= 2) or (len(shape) == 2 and ranks == [2, 2])
@@ -141,6 +153,8 @@ class _Plan:
         if o.name == "sdg.reduce":
             return "tiled" if read and _same(read[0], self.size) else None
         rank = len(tensor_shape(o.results[0].type))
+        if o.name in ALONG_DIM or o.name == "sdg.permute":   # the operand's axis 0 is the result's
+            return "tiled" if read and _same(read[0], self.size) else None
         if o.name == "sdg.matmul" and i == 1 and rank == 2 == len(read):
             return "broadcast"     # x @ w: w's axis 0 is the contraction, not the rows
         if len(read) < rank or (read and read[0] == "1" and not _same("1", self.size)):

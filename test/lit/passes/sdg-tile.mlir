@@ -133,6 +133,57 @@ sdg.graph @prefix dims [t < T] {
 
 // -----
 
+// A policy gradient's ops that move elements along another axis: the taken
+// action's log-probability (take along axis 2), its gradient's zero padding
+// (unsqueeze and pad along axis 2), a batched transpose (permute keeping axis
+// 0 first) and a broadcast (expand of [T, 4, 1]): all keep row j of axis 0 in
+// row j, so the whole chain runs per tile of 64 steps of a static batch.
+// CHECK-LABEL: sdg.graph @policy dims [n < N = 4]
+// CHECK: %[[T:.*]] = sdg.slice 0 at <64 * n> %{{.*}}[] domain [n] : (!tidal.tensor<[256, 4, 2], f32>) -> !tidal.tensor<[64, 4, 2], f32>
+// CHECK: %[[L:.*]] = sdg.take 2 at <1> %[[T]][n] domain [n] : (!tidal.tensor<[64, 4, 2], f32>) -> !tidal.tensor<[64, 4], f32>
+// CHECK: %[[U:.*]] = sdg.unsqueeze 2 %[[L]][n] domain [n] : (!tidal.tensor<[64, 4], f32>) -> !tidal.tensor<[64, 4, 1], f32>
+// CHECK: %[[P:.*]] = sdg.pad 2 <0> <1> value 0.000000e+00 %[[U]][n] domain [n] : (!tidal.tensor<[64, 4, 1], f32>) -> !tidal.tensor<[64, 4, 2], f32>
+// CHECK: %[[E:.*]] = sdg.expand %[[U]][n] domain [n] : (!tidal.tensor<[64, 4, 1], f32>) -> !tidal.tensor<[64, 4, 2], f32>
+// CHECK: %[[A:.*]] = sdg.binary add %[[P]][n], %[[E]][n] domain [n]
+// CHECK: %[[Q:.*]] = sdg.permute [0, 2, 1] %[[A]][n] domain [n] : (!tidal.tensor<[64, 4, 2], f32>) -> !tidal.tensor<[64, 2, 4], f32>
+// CHECK: %[[R:.*]] = sdg.reduce sum [0] %[[Q]][n] domain [n] : (!tidal.tensor<[64, 2, 4], f32>) -> !tidal.tensor<[2, 4], f32>
+// CHECK: sdg.reduce sum [0] %[[R]][0:N] domain [] : (!tidal.tensor<[2, 4], f32>) -> !tidal.tensor<[2, 4], f32>
+sdg.graph @policy dims [] {
+  %x = sdg.input "x" domain [] : !tidal.tensor<[256, 4, 2], f32>
+  %l = sdg.take 2 at <1> %x[] domain [] : (!tidal.tensor<[256, 4, 2], f32>) -> !tidal.tensor<[256, 4], f32>
+  %u = sdg.unsqueeze 2 %l[] domain [] : (!tidal.tensor<[256, 4], f32>) -> !tidal.tensor<[256, 4, 1], f32>
+  %p = sdg.pad 2 <0> <1> value 0.0 %u[] domain [] : (!tidal.tensor<[256, 4, 1], f32>) -> !tidal.tensor<[256, 4, 2], f32>
+  %e = sdg.expand %u[] domain [] : (!tidal.tensor<[256, 4, 1], f32>) -> !tidal.tensor<[256, 4, 2], f32>
+  %a = sdg.binary add %p[], %e[] domain [] : (!tidal.tensor<[256, 4, 2], f32>, !tidal.tensor<[256, 4, 2], f32>) -> !tidal.tensor<[256, 4, 2], f32>
+  %q = sdg.permute [0, 2, 1] %a[] domain [] : (!tidal.tensor<[256, 4, 2], f32>) -> !tidal.tensor<[256, 2, 4], f32>
+  %s = sdg.reduce sum [0] %q[] domain [] : (!tidal.tensor<[256, 2, 4], f32>) -> !tidal.tensor<[2, 4], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[2, 4], f32>
+}
+
+// -----
+
+// Ops that move axis 0 itself stop the chain: a permute that puts another
+// axis first, a take along axis 0 (row 0 of its result is no row of its
+// operand). What the reductions read would stay whole, so nothing is tiled.
+// CHECK-LABEL: sdg.graph @moves_the_axis dims [] {
+// CHECK-NOT: sdg.slice
+// CHECK: sdg.reduce sum [0] %{{.*}}[] domain [] : (!tidal.tensor<[256, 4], f32>)
+// CHECK: sdg.reduce sum [0] %{{.*}}[] domain [] : (!tidal.tensor<[256, 2], f32>)
+sdg.graph @moves_the_axis dims [] {
+  %x = sdg.input "x" domain [] : !tidal.tensor<[4, 256], f32>
+  %e = sdg.unary exp %x[] domain [] : (!tidal.tensor<[4, 256], f32>) -> !tidal.tensor<[4, 256], f32>
+  %q = sdg.permute [1, 0] %e[] domain [] : (!tidal.tensor<[4, 256], f32>) -> !tidal.tensor<[256, 4], f32>
+  %s = sdg.reduce sum [0] %q[] domain [] : (!tidal.tensor<[256, 4], f32>) -> !tidal.tensor<[4], f32>
+  %y = sdg.input "y" domain [] : !tidal.tensor<[4, 256, 2], f32>
+  %k = sdg.unary exp %y[] domain [] : (!tidal.tensor<[4, 256, 2], f32>) -> !tidal.tensor<[4, 256, 2], f32>
+  %f = sdg.take 0 at <3> %k[] domain [] : (!tidal.tensor<[4, 256, 2], f32>) -> !tidal.tensor<[256, 2], f32>
+  %r = sdg.reduce sum [0] %f[] domain [] : (!tidal.tensor<[256, 2], f32>) -> !tidal.tensor<[2], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[4], f32>
+  sdg.output "r" %r[] domain [] : !tidal.tensor<[2], f32>
+}
+
+// -----
+
 // Refused: a window whose size varies with the point otherwise than a growing
 // prefix (x[t:T] shrinks; x[0:min(t + 1, 5)] stops growing); a reduction
 // over another axis; argmax; a reduction of a value that an output reads whole

@@ -245,3 +245,59 @@ def test_causal_attention_with_keys_first_is_tiled_in_two_passes(backend):
             want.append((w * V[:step + 1]).sum(0) / w.sum(0))
         np.testing.assert_allclose(exe.run({T: value}, {"q": Q, "k": K, "v": V})["o"], np.stack(want),
                                    rtol=1e-5, atol=1e-6)
+
+
+def _policy_gradient():
+    """A vectorized policy-gradient learner over x[0:T] (TEMPO's REINFORCE/PPO
+    loss in small): log-softmax of a tanh MLP, the taken action's
+    log-probability (a take along the last axis), and the weights' gradients,
+    whose backward pass unsqueezes, pads, expands and transposes per step."""
+    rng = np.random.default_rng(7)
+    w0 = (rng.standard_normal((3, 8)) / 2).astype(np.float32)
+    v0 = (rng.standard_normal((8, 2)) / 2).astype(np.float32)
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        x, a, adv = (td.input(name, shape=shape, domain=(t,)) for name, shape in
+                     (("x", (4, 3)), ("a", (4,)), ("adv", (4,))))
+        ws = [td.param("w", w0), td.param("v", v0)]
+        lp = td.log_softmax(td.tanh(x[0:T] @ ws[0]) @ ws[1], -1)
+        loss = -(td.where(a[0:T] > 0.5, lp[..., 1], lp[..., 0]) * adv[0:T]).mean()
+        gw, gv = td.grad(loss, ws)
+        for name, value in (("loss", loss), ("gw", gw), ("gv", gv)):
+            p.output(name, value)
+    return p, T, (w0, v0)
+
+
+def _policy_gradient_numpy(w0, v0, x, a, adv):
+    import jax
+    import jax.numpy as jnp
+
+    def loss(ws):
+        lp = jax.nn.log_softmax(jnp.tanh(x @ ws[0]) @ ws[1], -1)
+        return -(jnp.where(a > 0.5, lp[..., 1], lp[..., 0]) * adv).mean()
+    with jax.enable_x64(True):
+        ws = [jnp.asarray(w, jnp.float64) for w in (w0, v0)]
+        value, grads = jax.value_and_grad(loss)(ws)
+        return float(value), [np.asarray(g) for g in grads]
+
+
+@pytest.mark.parametrize("backend", ["reference", "numpy", "jax"])
+def test_a_policy_gradient_is_tiled_through_takes_pads_and_transposes(backend):
+    p, T, (w0, v0) = _policy_gradient()
+    exe = p.compile(backend=backend, passes=tuple("sdg-tile{tile=4 min-bytes=0}" if e == "sdg-tile" else e
+                                                  for e in DEFAULT_SDG_PASSES))
+    tiled = exe.stages["sdg-tile"].splitlines()
+    for op in ("sdg.take 2 at <1>", "sdg.unsqueeze 2", "sdg.pad 2", "sdg.permute [0, 2, 1]", "sdg.expand"):
+        assert any(op in line and "domain [n]" in line for line in tiled), op
+    # no (T, 4, 8) activation or gradient is computed whole any more
+    assert not any("domain []" in line and "-> !tidal.tensor<[T, 4, 8]" in line for line in tiled)
+    rng = np.random.default_rng(1)
+    for steps in (1, 4, 10):
+        x = rng.standard_normal((steps, 4, 3)).astype(np.float32)
+        a = (rng.random((steps, 4)) < 0.5).astype(np.float32)
+        adv = rng.standard_normal((steps, 4)).astype(np.float32)
+        out = exe.run({T: steps}, {"x": x, "a": a, "adv": adv})
+        loss, (gw, gv) = _policy_gradient_numpy(w0, v0, x, a, adv)
+        np.testing.assert_allclose(out["loss"], loss, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out["gw"], gw, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out["gv"], gv, rtol=1e-4, atol=1e-5)
