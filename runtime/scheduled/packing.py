@@ -65,7 +65,7 @@ class DenseSlots(dict):
         dense = np.array(self.dense)
         if self.axes is not None:    # its ring axes of size 1 back
             dense = np.expand_dims(dense, tuple(i for i in range(len(extents)) if i not in self.axes))
-        out = dense[tuple(slice(0, e) for e in extents)]
+        out = dense[tuple(slice(0, e) for e in extents) + (Ellipsis,)]   # 0-d: an array, not a scalar
         for key, value in self.written.items():
             out[key] = np.asarray(value)
         return out

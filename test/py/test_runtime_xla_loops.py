@@ -87,6 +87,21 @@ def test_a_point_store_of_one_slot_packs_as_the_value_itself():
         assert tuple(value.shape) == tuple(store.layout[1])
 
 
+def test_a_scalar_store_written_after_a_loop_reads_back():
+    """A store of one scalar value (no block axes) that the host writes after a
+    traced loop packed it: its array is the 0-d value written. Indexing the 0-d
+    dense array with () gave a NumPy scalar, and writing the host's value into
+    it raised (test_fuzz_tile's causal-prefix programs, seed 4141)."""
+    from tidal.runtime.scheduled.packing import DenseSlots
+    slots = DenseSlots(np.float32(0.0))
+    slots[()] = np.float32(2.5)
+    out = slots.array([])
+    assert out.shape == () and float(out) == 2.5
+    block = DenseSlots(np.zeros((3, 2), np.float32))
+    block[(1,)] = np.ones(2, np.float32)
+    np.testing.assert_array_equal(block.array([2]), [[0, 0], [1, 1]])
+
+
 def test_point_stores_a_loop_writes_first_are_made_inside_it(monkeypatch):
     """The point stores an XLA loop writes before anything else does are zeros
     made inside its program (packing.py's Z): nothing is packed and sent for
