@@ -33,6 +33,15 @@ stopping conditions) at:
 * an operand that broadcasts along the axis (lower rank, or size 1): read
   as it was.
 
+A tile that the tile size may not divide (D symbolic) would be read with
+`min(D - 64 n, 64)` rows, a shape that varies with n: the runtime cannot
+compile such a read into a loop with static shapes and runs that loop from
+the host. A value a quarter or less the size of the chain's largest (PPO's
+observations, 4 floats a row, against its 64-wide activations) is instead
+padded once, whole, to N tiles (`sdg.pad` at the dims its read uses) and each
+tile is a slice of a static 64 rows; a larger one is read at its own size
+(a padded copy would cost what tiling saves).
+
 N is `(D + tile - 1) floordiv tile`, a bound derived from the others
 (`dims [..., n < N = (T + 63) floordiv 64]`; runs do not give it). When
 `tile` does not divide D the last tile is padded (`sdg.pad`) and masked
@@ -317,7 +326,7 @@ class SdgTile(ModulePass):
                 limit -= 1
                 if limit < 0:
                     raise PassFailure("internal error in sdg-tile: the reductions it makes are tiled again", graph)
-                _rewrite(graph, plan, self.tile)
+                _rewrite(graph, plan, self.tile, self.assume_bound)
                 self.num_tiled += 1
 
 
@@ -351,7 +360,7 @@ def _create(name: str, result: ir.Type, operands: list, deps: list, domain: list
     return ir.Operation.create(name, results=[result], operands=operands, attributes=attrs).results[0]
 
 
-def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
+def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int) -> None:
     g = plan.g
     ctx = graph.context
     size = plan.size
@@ -368,6 +377,30 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
     ident = list(tdomain)
     new: dict[int, ir.Value] = {}
 
+    padded: dict[tuple, ir.Value] = {}
+    chain_bytes = tiledvalue_bytes(plan, assume)
+
+    def padded_tile(o: ir.Operation, value: ir.Value, dep: list, shape: list, elt: str) -> tuple[ir.Value, list]:
+        """The n-th tile of a whole value whose size the tile does not divide:
+        the value read whole and padded once per point of the reductions'
+        domain to N tiles (a size fixed by the bounds), then a slice of a static
+        `tile` rows, which a loop compiled with static shapes can run (a slice
+        of the last tile's `min(T - 64 n, 64)` rows could not)."""
+        key = (value, tuple(dep))
+        used = set().union(*({s.name for s in free_symbols(parse(c))} for c in dep)) if dep else set()
+        at = [d for d in domain if d in used]   # the dims the read uses: padded once per epoch, not per step
+        with ctx, o.location, ir.InsertionPoint(o):
+            if key not in padded:
+                rows = _text(parse(f"{tile} * (({size} + {tile - 1}) floordiv {tile})"))
+                padded[key] = _create(
+                    "sdg.pad", tensor_type([rows] + shape[1:], elt, ctx), [value], [dep], at,
+                    {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "before": expr_attr("0", ctx),
+                     "after": expr_attr(_text(parse(f"{rows} - ({size})")), ctx),
+                     "value": ir.FloatAttr.get(ir.F64Type.get(ctx), 0.0)}, ctx)
+            return _create("sdg.slice", tensor_type([str(tile)] + shape[1:], elt, ctx), [padded[key]], [at],
+                           tdomain, {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "start": expr_attr(start, ctx)},
+                           ctx), ident
+
     def tile_of(k: int, i: int) -> tuple[ir.Value, list]:
         """Operand i of op k, as one tile (read at the identity of tdomain)."""
         o = g.ops[k]
@@ -376,6 +409,8 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int) -> None:
         read = _read_type(value, tuple(dep))
         shape, elt = tensor_shape(read), tensor_element_type(read)
         slices = [j for j, c in enumerate(dep) if ":" in c]
+        if not exact and largest == size and 4 * value_bytes(read, assume) <= chain_bytes:
+            return padded_tile(o, value, dep, shape, elt)
         with ctx, o.location, ir.InsertionPoint(o):
             if len(slices) == 1 and dep[slices[0]].count(":") == 1:   # the dependence makes the axis
                 lo, hi = dep[slices[0]].split(":")

@@ -6,6 +6,8 @@
 // x[0:T] that makes the axis becomes the n-th tile, padded to 64 rows; the
 // chain runs per tile; the padded rows are masked with 0 before each tile's
 // sum; a final sum adds the N partial sums. N is derived: runs give T only.
+// (x is as large as the chain's values: its tiles are read from its store,
+// not from a padded copy of it, which would cost what tiling saves.)
 // The default threshold (256 MiB at one point) leaves this graph alone.
 // CHECK-LABEL: sdg.graph @episode dims [t < T, n < N = (T + 63) floordiv 64]
 // CHECK: %[[X:.*]] = sdg.input "x"
@@ -30,6 +32,31 @@ sdg.graph @episode dims [t < T] {
   %e = sdg.unary exp %m[] domain [] : (!tidal.tensor<[T, 3], f32>) -> !tidal.tensor<[T, 3], f32>
   %s = sdg.reduce sum [0] %e[] domain [] : (!tidal.tensor<[T, 3], f32>) -> !tidal.tensor<[3], f32>
   sdg.output "y" %s[] domain [] : !tidal.tensor<[3], f32>
+}
+
+// -----
+
+// An input a quarter or less the size of the chain's largest value (x: 2
+// floats a step, the matmul's result 64): tiles of a size the tile may not
+// divide are read from one padded copy of the whole input, N tiles long, as
+// slices of a static 64 rows, so a loop compiled with static shapes runs them
+// (a read of the last tile's min(T - 64 n, 64) rows could not). The mask
+// before the partial sum stays: tanh of the padding's zero rows is no identity
+// of every chain.
+// CHECK-LABEL: sdg.graph @padded dims [t < T, n < N = (T + 63) floordiv 64]
+// CHECK: %[[X:.*]] = sdg.input "x"
+// CHECK: %[[P:.*]] = sdg.pad 0 <0> <-((T + 63) mod 64) + 63> value 0.000000e+00 %[[X]][0:T] domain [] : (!tidal.tensor<[2], f32>) -> !tidal.tensor<[64 * ((T + 63) floordiv 64), 2], f32>
+// CHECK: %[[S:.*]] = sdg.slice 0 at <64 * n> %[[P]][] domain [n] : (!tidal.tensor<[64 * ((T + 63) floordiv 64), 2], f32>) -> !tidal.tensor<[64, 2], f32>
+// CHECK: %[[M:.*]] = sdg.matmul %[[S]][n], %{{.*}}[] domain [n] : (!tidal.tensor<[64, 2], f32>, !tidal.tensor<[2, 64], f32>) -> !tidal.tensor<[64, 64], f32>
+// CHECK: sdg.where
+// CHECK: sdg.reduce sum [0] %{{.*}}[n] domain [n]
+sdg.graph @padded dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[2], f32>
+  %w = sdg.param "w" dense<0.5> : tensor<2x64xf32> domain [] : !tidal.tensor<[2, 64], f32>
+  %m = sdg.matmul %x[0:T], %w[] domain [] : (!tidal.tensor<[2], f32>, !tidal.tensor<[2, 64], f32>) -> !tidal.tensor<[T, 64], f32>
+  %h = sdg.unary tanh %m[] domain [] : (!tidal.tensor<[T, 64], f32>) -> !tidal.tensor<[T, 64], f32>
+  %s = sdg.reduce sum [0] %h[] domain [] : (!tidal.tensor<[T, 64], f32>) -> !tidal.tensor<[64], f32>
+  sdg.output "y" %s[] domain [] : !tidal.tensor<[64], f32>
 }
 
 // -----

@@ -301,3 +301,26 @@ def test_a_policy_gradient_is_tiled_through_takes_pads_and_transposes(backend):
         np.testing.assert_allclose(out["loss"], loss, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(out["gw"], gw, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(out["gv"], gv, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_tiles_of_a_small_input_run_inside_the_compiled_loop(backend):
+    """The input (3 floats a step) is a small part of the chain (64 a step):
+    its tiles are static slices of one padded copy, so the loop over the tiles
+    compiles whole (no host op); with tiles read at their own size, the last
+    tile's min(T - 4 n, 4) rows made the slices host ops and the loop ran from
+    Python."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((3, 64)).astype(np.float32)
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(3,), domain=(t,))
+        p.output("y", td.tanh(x[0:T] @ td.param("w", w)).sum(0))
+    exe = p.compile(backend=backend, passes=tuple("sdg-tile{tile=4 min-bytes=0}" if e == "sdg-tile" else e
+                                                  for e in DEFAULT_SDG_PASSES))
+    assert "sdg.slice 0 at <4 * n>" in exe.stages["sdg-tile"]
+    if backend == "jax":
+        assert exe.stats()["host_ops"] == 0, exe.stats()
+    for steps in (1, 4, 7, 13):
+        x = rng.standard_normal((steps, 3)).astype(np.float32)
+        np.testing.assert_allclose(exe.run({T: steps}, {"x": x})["y"], np.tanh(x @ w).sum(0), rtol=1e-4, atol=1e-5)
