@@ -18,6 +18,8 @@ import os
 import numpy as np
 from mlir import ir
 
+from tidal.dialects.attrs import derived_bounds
+from tidal.symbolic import Slice
 from tidal.lowering.graph import read_graph
 from tidal.lowering.lifetimes import lifetimes, memory_events
 from tidal.lowering.loop_ast import format_loop_nest
@@ -58,6 +60,32 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
     return "sdg-schedule" + ("{" + " ".join(changed) + "}" if changed else "")
 
 
+def default_schedule_options(graph_op) -> ScheduleOptions:
+    """isl's options for a graph: whole-component clustering, except for a
+    graph with loops over tiles of whole dims (sdg-tile's derived bounds, no
+    causal prefix). There that heuristic clusters a tile loop with unrelated
+    loops (PPO's actor tiles into the GAE loop over t, the bias gradients'
+    partial sums into loops of their own, every tile value then kept for all N
+    tiles); isl's incremental clustering and the loop-fusion post-pass give
+    one loop over the tiles per epoch. PPO tiled by 25 steps (B = 64, T =
+    200): 70.9 -> 53.4 ms/iteration, its schedule 18.2 -> 7.3 s. Prefix tiles
+    (`[t, 0:t floordiv 16 + 1]`) keep whole-component clustering, which puts
+    each step's final reduction in the loop over t that makes its tiles."""
+    derived = derived_bounds(graph_op)
+    if not derived:
+        return ScheduleOptions()
+    graph = read_graph(graph_op)
+    tiles = {d.step.name for d in graph.dims if d.bound.name in derived}
+    steps = set(graph.steps)
+    for node in graph.nodes:
+        for edge in node.edges:
+            source = graph.nodes[edge.source].domain
+            for dim, c in zip(source, edge.dep.components):
+                if dim in tiles and isinstance(c, Slice) and {s.name for s in c.free_symbols} & steps:
+                    return ScheduleOptions()      # the tiles a step reads depend on the step
+    return ScheduleOptions(whole_component=False)
+
+
 def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = None,
                 options: ScheduleOptions | None = None, stages: CompileStages | None = None,
                 xla_loops: bool | None = None, device_memory: int | None = None) -> "Executable":
@@ -83,7 +111,9 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     stages.allow(*USER_ERRORS)
     if xla_loops is None:
         xla_loops = os.environ.get("TIDAL_XLA_LOOPS") != "off"
-    return Executable(root, graph_op, dict(udfs or {}), backend, options or ScheduleOptions(), stages,
+    if options is None:
+        options = default_schedule_options(graph_op)
+    return Executable(root, graph_op, dict(udfs or {}), backend, options, stages,
                       xla_loops and backend == "jax" and device_memory is None, device_memory)
 
 

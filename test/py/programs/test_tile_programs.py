@@ -324,3 +324,18 @@ def test_tiles_of_a_small_input_run_inside_the_compiled_loop(backend):
     for steps in (1, 4, 7, 13):
         x = rng.standard_normal((steps, 3)).astype(np.float32)
         np.testing.assert_allclose(exe.run({T: steps}, {"x": x})["y"], np.tanh(x @ w).sum(0), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("text,whole_component", [(EPISODE, False), (BATCH, False), (PREFIX, True)])
+def test_loops_over_tiles_of_whole_dims_schedule_without_whole_component_clustering(text, whole_component):
+    """A graph with tiles of a whole dim schedules with isl's incremental
+    clustering (whole-component clustering put PPO's actor tiles into the GAE
+    loop over t); a causal prefix's, whose tiles each step reads depend on the
+    step, and a graph without tiles keep whole-component clustering."""
+    from tidal.runtime.reference import load_graph
+    from tidal.runtime.scheduled.executable import default_schedule_options
+
+    for source, expected in ((text, True), (_tiled(text, 4), whole_component)):
+        root, graph = load_graph(source)
+        with root.context:
+            assert default_schedule_options(graph).whole_component is expected, source
