@@ -7,6 +7,11 @@
 PPO (returns "ppo"): examples/ppo.py's program (epochs as a dim k, K = 4 full-batch
 epochs per iteration, GAE(0.99, 0.95), clip 0.2, Adam lr 3e-3) against
 bench/ppo_baselines.py's JaxPPO and TorchPPO, same B, T, I and initial weights.
+tidal-tiled (PPO only) is the same program with sdg-tile{tile=25 min-bytes=1048576}:
+each epoch's loss and backward pass run 25 steps (1600 rows, about 400 KB of
+activations, which stay in cache) at a time, the weight gradients summed over
+the tiles (TEMPO's spatial -> temporal tiling, used for speed; the default
+pipeline tiles only values of 256 MiB or more, for memory).
 The rest of this docstring describes REINFORCE; PPO is measured the same way.
 
 Large observations ("obs": 4096, TEMPO section 7.4 in miniature): the policy sees
@@ -61,6 +66,7 @@ from reinforce import observation_projection as projection  # noqa: E402
 B, T, I, HIDDEN, GAMMA, LR, NSTEP = 64, 200, 20, 64, 0.99, 1e-2, 8
 LAST = 5  # mean_return over the episodes that ended in the last LAST iterations
 OBS_LARGE, B_LARGE = 4096, 16   # the large-observation configurations ("obs")
+PPO_TILE = 25                   # tidal-tiled: steps per tile of a PPO epoch
 
 
 # ---------------------------------------------------------------------------------- JAX
@@ -213,8 +219,12 @@ def _mean_return(ep_sum, ep_count):
 def measure_tidal(cfg):
     import reinforce
 
-    backend = {"tidal": "jax", "tidal-batched": "jax", "tidal-ref": "reference"}[cfg["system"]]
+    backend = {"tidal": "jax", "tidal-batched": "jax", "tidal-tiled": "jax", "tidal-ref": "reference"}[cfg["system"]]
     passes = None
+    if cfg["system"] == "tidal-tiled":     # each epoch computed 25 steps (1600 rows) at a time
+        from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
+        passes = tuple(f"sdg-tile{{tile={PPO_TILE} min-bytes={1 << 20}}}" if x == "sdg-tile" else x
+                       for x in DEFAULT_SDG_PASSES)
     if cfg["system"] == "tidal-batched":   # the learner batched whatever its blocks' size (before sdg-accumulate)
         from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
         passes = tuple("sdg-vectorize{max-block-bytes=0}" if x == "sdg-vectorize" else x
@@ -331,13 +341,15 @@ def measure_torch(cfg):
 
 
 def measure(cfg):
-    return {"tidal": measure_tidal, "tidal-batched": measure_tidal, "tidal-ref": measure_tidal, "jax": measure_jax,
+    return {"tidal": measure_tidal, "tidal-batched": measure_tidal, "tidal-tiled": measure_tidal,
+            "tidal-ref": measure_tidal, "jax": measure_jax,
             "torch": measure_torch}[cfg["system"]](cfg)
 
 
 CONFIGS = [{"system": s, "returns": r, "B": B, "T": T, "I": I, "seed": 0}
            for r in ("mc", "nstep", "ppo") for s in ("jax", "torch", "tidal", "tidal-ref")
            if not (r == "ppo" and s == "tidal-ref")]   # the interpreter: minutes per PPO iteration
+CONFIGS += [{"system": "tidal-tiled", "returns": "ppo", "B": B, "T": T, "I": I, "seed": 0}]
 CONFIGS += [{"system": s, "returns": r, "B": B_LARGE, "T": T, "I": 5, "seed": 0, "obs": OBS_LARGE}
             for r in ("mc", "nstep") for s in ("jax", "torch", "tidal", "tidal-batched")]
 

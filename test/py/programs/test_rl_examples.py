@@ -31,6 +31,7 @@ import ppo  # noqa: E402
 import reinforce  # noqa: E402
 import tidal as td  # noqa: E402
 from cartpole import rollout_numpy  # noqa: E402
+from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES  # noqa: E402
 
 
 # ------------------------------------------------------------------ independent references
@@ -276,11 +277,18 @@ def reference_ppo(B, T, I, K, hidden, lr, gamma=0.99, lam=0.95):
     return {k: v for k, v in rec.items()}
 
 
-@pytest.mark.parametrize("epoch_dim,backend", [(False, "reference"), (True, "reference"), (True, "jax")])
-def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim, backend):
+@pytest.mark.parametrize("epoch_dim,backend,tile", [(False, "reference", None), (True, "reference", None),
+                                                    (True, "jax", None), (True, "jax", 3)])
+def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim, backend, tile):
+    """tile: the epochs computed `tile` steps at a time (bench/rl.py's tidal-tiled)."""
     B, T, I, K, hidden = 2, 10, 2, 2, 8
     p = ppo.build(B=B, hidden=hidden, epochs=K, epoch_dim=epoch_dim, lr=0.02, debug=True)
-    exe = p.compile(backend=backend)
+    passes = None if tile is None else tuple(f"sdg-tile{{tile={tile} min-bytes=0}}" if x == "sdg-tile" else x
+                                             for x in DEFAULT_SDG_PASSES)
+    exe = p.compile(backend=backend, passes=passes)
+    if tile is not None:   # the epoch's loss and backward pass over tiles, inside the compiled loops
+        assert f"n < N = (T + {tile - 1}) floordiv {tile}" in exe.stages["sdg-tile"]
+        assert any("sdg.matmul" in line and "domain [i, k, n" in line for line in exe.stages["sdg-tile"].splitlines())
     out = exe.run(bounds={"I": I, "T": T, **({"K": K} if epoch_dim else {})})
     if backend != "reference":   # sdg-restrict-merges: acting reads W[i, 0], not the epoch loop
         assert not loops_over_t_inside_k(exe.stages["schedule"])
