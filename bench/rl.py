@@ -218,15 +218,14 @@ def _mean_return(ep_sum, ep_count):
 
 def measure_tidal(cfg):
     import reinforce
+    from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
     backend = {"tidal": "jax", "tidal-batched": "jax", "tidal-tiled": "jax", "tidal-ref": "reference"}[cfg["system"]]
     passes = None
     if cfg["system"] == "tidal-tiled":     # each epoch computed 25 steps (1600 rows) at a time
-        from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
         passes = tuple(f"sdg-tile{{tile={PPO_TILE} min-bytes={1 << 20}}}" if x == "sdg-tile" else x
                        for x in DEFAULT_SDG_PASSES)
     if cfg["system"] == "tidal-batched":   # the learner batched whatever its blocks' size (before sdg-accumulate)
-        from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
         passes = tuple("sdg-vectorize{max-block-bytes=0}" if x == "sdg-vectorize" else x
                        for x in DEFAULT_SDG_PASSES if x != "sdg-accumulate")
     if cfg["returns"] == "ppo":

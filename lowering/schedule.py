@@ -41,6 +41,8 @@ from typing import Mapping
 
 import islpy as isl
 
+from tidal.symbolic import Slice
+
 from .dependence_check import first_violated, first_violated_pairwise
 from .executed_order import drop_lifted_args, executed_order, lift_zero_dim
 from .graph import Graph, op_weight
@@ -64,6 +66,29 @@ class ScheduleOptions:
     separate_max_ops: int = 64     # ...whose bodies run at most this many ops (see _separate)
     fuse_shifted: bool = True      # fuse a loop into its producer's, a constant shift behind (loop_fusion.py)
     max_updates: int = 6           # valid-domain fixpoint: shrinks allowed per node
+
+
+def options_for(graph: Graph) -> ScheduleOptions:
+    """isl's options for a graph: whole-component clustering, except for a
+    graph with loops over tiles of whole dims (sdg-tile's derived bounds, no
+    causal prefix). There that heuristic clusters a tile loop with unrelated
+    loops (PPO's actor tiles into the GAE loop over t, the bias gradients'
+    partial sums into loops of their own, every tile value then kept for all N
+    tiles); isl's incremental clustering and the loop-fusion post-pass give
+    one loop over the tiles per epoch. PPO tiled by 25 steps (B = 64, T =
+    200): 70.9 -> 53.4 ms/iteration, its schedule 18.2 -> 7.3 s. Prefix tiles
+    (`[t, 0:t floordiv 16 + 1]`) keep whole-component clustering, which puts
+    each step's final reduction in the loop over t that makes its tiles."""
+    if not graph.derived:
+        return ScheduleOptions()
+    tiles = {d.step.name for d in graph.dims if d.bound.name in graph.derived}
+    steps = set(graph.steps)
+    for node in graph.nodes:
+        for edge in node.edges:
+            for dim, c in zip(graph.nodes[edge.source].domain, edge.dep.components):
+                if dim in tiles and isinstance(c, Slice) and {s.name for s in c.free_symbols} & steps:
+                    return ScheduleOptions()      # the tiles a step reads depend on the step
+    return ScheduleOptions(whole_component=False)
 
 
 @dataclass

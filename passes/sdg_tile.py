@@ -142,10 +142,10 @@ class _Plan:
             return False
         if any(self.operand_role(k, i) is None for i in range(len(o.operands))):
             return False
-        rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1])))) if o.operands else 0
-        if o.name == "sdg.reduce":
-            return 0 not in [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]
-        if o.name in ALONG_DIM:
+        if o.name == "sdg.reduce" or o.name in ALONG_DIM:
+            rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1]))))
+            if o.name == "sdg.reduce":
+                return 0 not in [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]
             dim = ir.IntegerAttr(o.attributes["dim"]).value
             return dim % (rank + 1 if o.name == "sdg.unsqueeze" else rank) != 0
         if o.name == "sdg.permute":

@@ -18,14 +18,12 @@ import os
 import numpy as np
 from mlir import ir
 
-from tidal.dialects.attrs import derived_bounds
-from tidal.symbolic import Slice
 from tidal.lowering.graph import read_graph
 from tidal.lowering.lifetimes import lifetimes, memory_events
 from tidal.lowering.loop_ast import format_loop_nest
 from tidal.lowering.memory_plan import plan_memory
 from tidal.lowering import schedule_cache
-from tidal.lowering.schedule import ScheduleError, ScheduleOptions
+from tidal.lowering.schedule import ScheduleError, ScheduleOptions, options_for
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
@@ -60,38 +58,13 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
     return "sdg-schedule" + ("{" + " ".join(changed) + "}" if changed else "")
 
 
-def default_schedule_options(graph_op) -> ScheduleOptions:
-    """isl's options for a graph: whole-component clustering, except for a
-    graph with loops over tiles of whole dims (sdg-tile's derived bounds, no
-    causal prefix). There that heuristic clusters a tile loop with unrelated
-    loops (PPO's actor tiles into the GAE loop over t, the bias gradients'
-    partial sums into loops of their own, every tile value then kept for all N
-    tiles); isl's incremental clustering and the loop-fusion post-pass give
-    one loop over the tiles per epoch. PPO tiled by 25 steps (B = 64, T =
-    200): 70.9 -> 53.4 ms/iteration, its schedule 18.2 -> 7.3 s. Prefix tiles
-    (`[t, 0:t floordiv 16 + 1]`) keep whole-component clustering, which puts
-    each step's final reduction in the loop over t that makes its tiles."""
-    derived = derived_bounds(graph_op)
-    if not derived:
-        return ScheduleOptions()
-    graph = read_graph(graph_op)
-    tiles = {d.step.name for d in graph.dims if d.bound.name in derived}
-    steps = set(graph.steps)
-    for node in graph.nodes:
-        for edge in node.edges:
-            source = graph.nodes[edge.source].domain
-            for dim, c in zip(source, edge.dep.components):
-                if dim in tiles and isinstance(c, Slice) and {s.name for s in c.free_symbols} & steps:
-                    return ScheduleOptions()      # the tiles a step reads depend on the step
-    return ScheduleOptions(whole_component=False)
-
-
 def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = None,
                 options: ScheduleOptions | None = None, stages: CompileStages | None = None,
                 xla_loops: bool | None = None, device_memory: int | None = None) -> "Executable":
     """Compiles the `sdg.graph` (or `rt.program`) of `module` (an ir.Module or
     text; the caller's module is not modified). Raises `ScheduleError` for an
-    unschedulable program. `xla_loops` (jax): run each loop whose body JAX can
+    unschedulable program. `options`: isl's (by default the graph's,
+    tidal.lowering.schedule.options_for). `xla_loops` (jax): run each loop whose body JAX can
     trace as one `lax.fori_loop` (traced.py) instead of a Python loop; by
     default on, off with TIDAL_XLA_LOOPS=off (=strict: a failed trace raises
     instead of falling back to the Python loop). Each step is a named stage recorded in `stages`
@@ -111,8 +84,6 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     stages.allow(*USER_ERRORS)
     if xla_loops is None:
         xla_loops = os.environ.get("TIDAL_XLA_LOOPS") != "off"
-    if options is None:
-        options = default_schedule_options(graph_op)
     return Executable(root, graph_op, dict(udfs or {}), backend, options, stages,
                       xla_loops and backend == "jax" and device_memory is None, device_memory)
 
@@ -133,6 +104,7 @@ class Executable(StoreAllocation):
         with root.context:
             self.graph = graph = read_graph(graph_op)
             _check_names(graph)
+            options = options or options_for(graph)   # none given: the graph's (tiles: not whole-component)
 
             def schedule():
                 sched = schedule_cache.schedule(graph, options, graph_op)

@@ -291,6 +291,10 @@ def test_a_policy_gradient_is_tiled_through_takes_pads_and_transposes(backend):
         assert any(op in line and "domain [n]" in line for line in tiled), op
     # no (T, 4, 8) activation or gradient is computed whole any more
     assert not any("domain []" in line and "-> !tidal.tensor<[T, 4, 8]" in line for line in tiled)
+    if backend != "reference":   # one loop over the tiles, not mixed with the loops over t (options_for)
+        loops = [line.strip() for line in exe.schedule().splitlines() if line.lstrip().startswith("for ")]
+        assert sum("range(N)" in line for line in loops) == 1, loops
+        assert not any("N" in line and "T" in line for line in loops), loops
     rng = np.random.default_rng(1)
     for steps in (1, 4, 10):
         x = rng.standard_normal((steps, 4, 3)).astype(np.float32)
@@ -332,10 +336,11 @@ def test_loops_over_tiles_of_whole_dims_schedule_without_whole_component_cluster
     clustering (whole-component clustering put PPO's actor tiles into the GAE
     loop over t); a causal prefix's, whose tiles each step reads depend on the
     step, and a graph without tiles keep whole-component clustering."""
+    from tidal.lowering.graph import read_graph
+    from tidal.lowering.schedule import options_for
     from tidal.runtime.reference import load_graph
-    from tidal.runtime.scheduled.executable import default_schedule_options
 
     for source, expected in ((text, True), (_tiled(text, 4), whole_component)):
         root, graph = load_graph(source)
         with root.context:
-            assert default_schedule_options(graph).whole_component is expected, source
+            assert options_for(read_graph(graph)).whole_component is expected, source
