@@ -7,11 +7,11 @@
 PPO (returns "ppo"): examples/ppo.py's program (epochs as a dim k, K = 4 full-batch
 epochs per iteration, GAE(0.99, 0.95), clip 0.2, Adam lr 3e-3) against
 bench/ppo_baselines.py's JaxPPO and TorchPPO, same B, T, I and initial weights.
-tidal-tiled (PPO only) is the same program with sdg-tile{tile=25 min-bytes=1048576}:
-each epoch's loss and backward pass run 25 steps (1600 rows, about 400 KB of
-activations, which stay in cache) at a time, the weight gradients summed over
-the tiles (TEMPO's spatial -> temporal tiling, used for speed; the default
-pipeline tiles only values of 256 MiB or more, for memory).
+The default pipeline's sdg-tile runs each epoch's loss and backward pass 16
+steps (1024 rows, 256 KB a 64-wide activation, which stays in cache) at a
+time, the weight gradients summed over the tiles (TEMPO's spatial -> temporal
+tiling, used for speed); tidal-untiled (PPO only) is the same program without
+sdg-tile, every epoch over all 12800 rows at once (3.3 MB a value).
 The rest of this docstring describes REINFORCE; PPO is measured the same way.
 
 Large observations ("obs": 4096, TEMPO section 7.4 in miniature): the policy sees
@@ -66,7 +66,6 @@ from reinforce import observation_projection as projection  # noqa: E402
 B, T, I, HIDDEN, GAMMA, LR, NSTEP = 64, 200, 20, 64, 0.99, 1e-2, 8
 LAST = 5  # mean_return over the episodes that ended in the last LAST iterations
 OBS_LARGE, B_LARGE = 4096, 16   # the large-observation configurations ("obs")
-PPO_TILE = 25                   # tidal-tiled: steps per tile of a PPO epoch
 
 
 # ---------------------------------------------------------------------------------- JAX
@@ -220,11 +219,10 @@ def measure_tidal(cfg):
     import reinforce
     from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
-    backend = {"tidal": "jax", "tidal-batched": "jax", "tidal-tiled": "jax", "tidal-ref": "reference"}[cfg["system"]]
+    backend = {"tidal": "jax", "tidal-batched": "jax", "tidal-untiled": "jax", "tidal-ref": "reference"}[cfg["system"]]
     passes = None
-    if cfg["system"] == "tidal-tiled":     # each epoch computed 25 steps (1600 rows) at a time
-        passes = tuple(f"sdg-tile{{tile={PPO_TILE} min-bytes={1 << 20}}}" if x == "sdg-tile" else x
-                       for x in DEFAULT_SDG_PASSES)
+    if cfg["system"] == "tidal-untiled":   # each epoch computed over all its rows at once
+        passes = tuple(x for x in DEFAULT_SDG_PASSES if x != "sdg-tile")
     if cfg["system"] == "tidal-batched":   # the learner batched whatever its blocks' size (before sdg-accumulate)
         passes = tuple("sdg-vectorize{max-block-bytes=0}" if x == "sdg-vectorize" else x
                        for x in DEFAULT_SDG_PASSES if x != "sdg-accumulate")
@@ -340,7 +338,7 @@ def measure_torch(cfg):
 
 
 def measure(cfg):
-    return {"tidal": measure_tidal, "tidal-batched": measure_tidal, "tidal-tiled": measure_tidal,
+    return {"tidal": measure_tidal, "tidal-batched": measure_tidal, "tidal-untiled": measure_tidal,
             "tidal-ref": measure_tidal, "jax": measure_jax,
             "torch": measure_torch}[cfg["system"]](cfg)
 
@@ -348,7 +346,7 @@ def measure(cfg):
 CONFIGS = [{"system": s, "returns": r, "B": B, "T": T, "I": I, "seed": 0}
            for r in ("mc", "nstep", "ppo") for s in ("jax", "torch", "tidal", "tidal-ref")
            if not (r == "ppo" and s == "tidal-ref")]   # the interpreter: minutes per PPO iteration
-CONFIGS += [{"system": "tidal-tiled", "returns": "ppo", "B": B, "T": T, "I": I, "seed": 0}]
+CONFIGS += [{"system": "tidal-untiled", "returns": "ppo", "B": B, "T": T, "I": I, "seed": 0}]
 CONFIGS += [{"system": s, "returns": r, "B": B_LARGE, "T": T, "I": 5, "seed": 0, "obs": OBS_LARGE}
             for r in ("mc", "nstep") for s in ("jax", "torch", "tidal", "tidal-batched")]
 

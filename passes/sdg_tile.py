@@ -35,12 +35,14 @@ stopping conditions) at:
 
 A tile that the tile size may not divide (D symbolic) would be read with
 `min(D - 64 n, 64)` rows, a shape that varies with n: the runtime cannot
-compile such a read into a loop with static shapes and runs that loop from
-the host. A value a quarter or less the size of the chain's largest (PPO's
-observations, 4 floats a row, against its 64-wide activations) is instead
-padded once, whole, to N tiles (`sdg.pad` at the dims its read uses) and each
-tile is a slice of a static 64 rows; a larger one is read at its own size
-(a padded copy would cost what tiling saves).
+compile such a read into a loop with static shapes and would run that loop
+from the host. A value a quarter or less the size of the chain's largest
+(PPO's observations, 4 floats a row, against its 64-wide activations) is
+instead padded once, whole, to N tiles (`sdg.pad` at the dims its read
+uses) and each tile is a slice of a static 64 rows; a larger one (a padded
+copy would cost what tiling saves) is read as the rows `min(64 n + j, D - 1)`
+of the whole value (`sdg.index_select`, static 64 rows: the last tile
+repeats row D - 1, and the mask below leaves those rows out).
 
 N is `(D + tile - 1) floordiv tile`, a bound derived from the others
 (`dims [..., n < N = (T + 63) floordiv 64]`; runs do not give it). When
@@ -74,10 +76,17 @@ After `sdg-tile{tile=64 min-bytes=0}` (graph dims [t < T, n < N = (T + 63) floor
     %q = sdg.reduce sum [0] %k[n] domain [n] -> [4]
     %s = sdg.reduce sum [0] %q[0:N] domain [] -> [4]
 
-Options: `tile` (rows per tile), `min-bytes` (tile only a set whose largest
-value at one point is at least this many bytes, sizes evaluated with every
-bound and step at `assume-bound`; the default leaves ordinary programs
-alone: tiling trades speed for memory), `assume-bound`.
+Options: `tile` (rows per tile; 0, the default, lets the cost model choose),
+`tile-bytes` (the cost model: as many rows as make the chain's largest
+value about this many bytes a tile, 256 KiB, a quarter of a 1 MiB L2 cache,
+which the other values a fused island reads and writes share), `min-bytes`
+(tile only a set whose largest value at one point is at least this many
+bytes, 1 MiB, more than fits in that cache; sizes evaluated with every
+bound and step at `assume-bound`), `assume-bound`. Tiling for the cache is
+what makes PPO's epochs fast: its loss and backward pass over 12800 rows of
+64-wide activations (3.3 MB a value) run 16 steps, 1024 rows and 256 KB a
+value, at a time. A value that would fit in the cache whole is not tiled
+(a loop over tiles costs more than it saves there).
 """
 from __future__ import annotations
 
@@ -90,7 +99,7 @@ from mlir import ir
 from tidal.dialects import enums, ops_named
 from tidal.dialects.attrs import derived_bounds, expr_attr, index_attr, tensor_element_type, tensor_shape, \
     tensor_type
-from tidal.symbolic import SymbolicError, free_symbols, parse, simplify, substitute, to_text
+from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplify, substitute, to_text
 
 from .base import ModulePass, PassFailure, option
 from .sdg_build import value_bytes
@@ -171,7 +180,7 @@ class _Plan:
         return "tiled" if read and _same(read[0], self.size) else None
 
 
-def _root_size(g: _View, r: int, tile: int, derived: set) -> str | None:
+def _root_size(g: _View, r: int, derived: set) -> str | None:
     """The size of the axis 0 that reduction r reduces, if r can be tiled over it."""
     o = g.ops[r]
     if o.name != "sdg.reduce" or len(o.operands) != 1 or _kind(o) not in IDENTITY:
@@ -192,7 +201,7 @@ def _root_size(g: _View, r: int, tile: int, derived: set) -> str | None:
         return None                        # the partials of tiles already (`%q[t, 0:t floordiv 64 + 1]`)
     if used & set(g.steps) and _largest_size(g, size, g.domain[r]) is None:
         return None                        # varies with the point, not as a growing prefix
-    if size.isdigit() and int(size) <= tile:
+    if size.isdigit() and int(size) <= 1:
         return None
     if _kind(o) in ("max", "min") and tensor_element_type(o.results[0].type) not in FLOATS:
         return None                         # no exact identity in sdg.full's f64 for every integer
@@ -216,11 +225,11 @@ def _largest_size(g: _View, size: str, domain) -> str | None:
         return None
 
 
-def _plans(g: _View, tile: int, derived: set):
+def _plans(g: _View, derived: set):
     """One plan per group of reductions over the same axis size and domain."""
     groups: dict[tuple, list[int]] = {}
     for r in range(len(g.ops)):
-        size = _root_size(g, r, tile, derived)
+        size = _root_size(g, r, derived)
         if size is not None:
             groups.setdefault((g.domain[r], size), []).append(r)
     for (_, size), roots in groups.items():
@@ -306,28 +315,52 @@ class SdgTile(ModulePass):
     name: ClassVar[str] = "sdg-tile"
     summary: ClassVar[str] = ("Compute the chain of a large reduction one tile of rows at a time, over a new "
                               "temporal dim, padding and masking the last tile")
-    tile: int = option(64, "rows per tile")
-    min_bytes: int = option(1 << 28, "tile only where a tiled value has at least this many bytes at one point")
+    tile: int = option(0, "rows per tile (0: chosen so that the chain's largest value is about tile-bytes "
+                          "per tile)")
+    tile_bytes: int = option(1 << 18, "with tile=0: the bytes of the chain's largest value in one tile")
+    min_bytes: int = option(1 << 20, "tile only where a tiled value has at least this many bytes at one point")
     assume_bound: int = option(1024, "the value of every bound and step when sizes are estimated")
 
     def run(self, op: ir.Operation) -> None:
-        if self.tile < 1:
-            raise PassFailure(f"sdg-tile: tile must be >= 1, got {self.tile}", op)
+        if self.tile < 0 or (self.tile == 0 and self.tile_bytes < 1):
+            raise PassFailure(f"sdg-tile: tile must be >= 1 (or 0, with tile-bytes >= 1), got tile={self.tile} "
+                              f"tile-bytes={self.tile_bytes}", op)
         self.num_tiled = 0
         for graph in ops_named(op, "sdg.graph"):
             limit = len(graph.regions[0].blocks[0].operations)   # each rewrite removes a root
             while True:
                 g = _View(graph)
                 derived = set(derived_bounds(graph))
-                plan = next((p for p in _plans(g, self.tile, derived)
-                             if tiledvalue_bytes(p, self.assume_bound) >= max(1, self.min_bytes)), None)
-                if plan is None:
+                chosen = next(((p, t) for p in _plans(g, derived) for t in [self._rows(p)]
+                               if t is not None and tiledvalue_bytes(p, self.assume_bound) >= max(1, self.min_bytes)),
+                              None)
+                if chosen is None:
                     break
                 limit -= 1
                 if limit < 0:
                     raise PassFailure("internal error in sdg-tile: the reductions it makes are tiled again", graph)
-                _rewrite(graph, plan, self.tile, self.assume_bound)
+                _rewrite(graph, chosen[0], chosen[1], self.assume_bound)
                 self.num_tiled += 1
+
+    def _rows(self, plan: _Plan) -> int | None:
+        """The plan's rows per tile (None: its axis is static and fits in one tile)."""
+        tile = self.tile
+        if not tile:     # the cost model: rows of the chain's largest value, at assume-bound, in tile-bytes
+            rows = _rows_at(plan.size, self.assume_bound)
+            largest = tiledvalue_bytes(plan, self.assume_bound)
+            tile = max(1, self.tile_bytes * rows // largest) if rows and largest else 64
+        if plan.size.isdigit() and int(plan.size) <= tile:
+            return None
+        return tile
+
+
+def _rows_at(size: str, assume: int) -> int:
+    """The axis's size with every symbol at `assume` (0 when it does not evaluate)."""
+    try:
+        e = parse(size)
+        return max(0, int(evaluate(e, {s.name: assume for s in free_symbols(e)})))
+    except (SymbolicError, ValueError, TypeError, ZeroDivisionError):
+        return 0
 
 
 # -- the rewrite --------------------------------------------------------------------
@@ -401,6 +434,29 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int) -> None:
                            tdomain, {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "start": expr_attr(start, ctx)},
                            ctx), ident
 
+    def clamped_tile(o: ir.Operation, value: ir.Value, dep: list, shape: list, elt: str) -> tuple[ir.Value, list]:
+        """The n-th tile of a value the tile size may not divide, as `tile` rows
+        at the static shape a compiled loop needs: rows `min(64 n + j, D - 1)`
+        of the whole value (`sdg.index_select`), the last tile's rows past D
+        repeating row D - 1, which the mask before each partial reduction
+        leaves out (a slice of `min(D - 64 n, 64)` rows padded to 64 would
+        have a shape that varies with n, and run from the host)."""
+        i64 = _i64(ctx)
+        vec = tensor_type([str(tile)], "i64", ctx)
+        with ctx, o.location, ir.InsertionPoint(o):
+            iota = _create("sdg.iota", vec, [], [], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx)
+            first = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                            {"expr": expr_attr(start, ctx)}, ctx)
+            last = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                           {"expr": expr_attr(_text(parse(f"{size} - 1")), ctx)}, ctx)
+            kind = ir.IntegerType.get_signless(32, ctx)
+            rows = _create("sdg.binary", vec, [iota, first], [ident, ident], tdomain,
+                           {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.add))}, ctx)
+            rows = _create("sdg.binary", vec, [rows, last], [ident, ident], tdomain,
+                           {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.min))}, ctx)
+            return _create("sdg.index_select", tensor_type([str(tile)] + shape[1:], elt, ctx), [value, rows],
+                           [dep, ident], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx), ident
+
     def tile_of(k: int, i: int) -> tuple[ir.Value, list]:
         """Operand i of op k, as one tile (read at the identity of tdomain)."""
         o = g.ops[k]
@@ -411,6 +467,8 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int) -> None:
         slices = [j for j, c in enumerate(dep) if ":" in c]
         if not exact and largest == size and 4 * value_bytes(read, assume) <= chain_bytes:
             return padded_tile(o, value, dep, shape, elt)
+        if not exact:
+            return clamped_tile(o, value, dep, shape, elt)
         with ctx, o.location, ir.InsertionPoint(o):
             if len(slices) == 1 and dep[slices[0]].count(":") == 1:   # the dependence makes the axis
                 lo, hi = dep[slices[0]].split(":")

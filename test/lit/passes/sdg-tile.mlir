@@ -1,18 +1,25 @@
 // RUN: tidal-opt %s --split-input-file --pass-pipeline='builtin.module(sdg-tile{tile=64 min-bytes=0})' | FileCheck %s
 // RUN: tidal-opt %s --split-input-file --sdg-tile | FileCheck %s --check-prefix=DEFAULT
-// RUN: not tidal-opt %s --split-input-file --pass-pipeline='builtin.module(sdg-tile{tile=0})' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not tidal-opt %s --split-input-file --pass-pipeline='builtin.module(sdg-tile{tile=-1})' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The sum over an episode of a vectorized chain (x[0:T] * w, exp): the read
-// x[0:T] that makes the axis becomes the n-th tile, padded to 64 rows; the
-// chain runs per tile; the padded rows are masked with 0 before each tile's
-// sum; a final sum adds the N partial sums. N is derived: runs give T only.
-// (x is as large as the chain's values: its tiles are read from its store,
-// not from a padded copy of it, which would cost what tiling saves.)
-// The default threshold (256 MiB at one point) leaves this graph alone.
+// x[0:T] that makes the axis becomes the n-th tile, the rows
+// min(64 n + j, T - 1) of x (static 64 rows; the last tile repeats row T - 1);
+// the chain runs per tile; the rows past T are masked with 0 before each
+// tile's sum; a final sum adds the N partial sums. N is derived: runs give T
+// only. (x is as large as the chain's values: its tiles are read from its
+// store, not from a padded copy of it, which would cost what tiling saves.)
+// The default threshold (1 MiB at one point, T at 1024: this chain's values
+// have 12 KiB, they fit in the cache whole) leaves this graph alone.
 // CHECK-LABEL: sdg.graph @episode dims [t < T, n < N = (T + 63) floordiv 64]
 // CHECK: %[[X:.*]] = sdg.input "x"
 // CHECK: %[[W:.*]] = sdg.param "w"
-// CHECK: %[[P:.*]] = sdg.pad 0 <0> <max(0, 64 * n - T + 64)> value 0.000000e+00 %[[X]][64 * n:min(64 * n + 64, T)] domain [n] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[64, 3], f32>
+// CHECK: %[[J:.*]] = sdg.iota 0 domain [n] : !tidal.tensor<[64], i64>
+// CHECK: %[[A:.*]] = sdg.symbol_value <64 * n> domain [n]
+// CHECK: %[[L:.*]] = sdg.symbol_value <T - 1> domain [n]
+// CHECK: %[[B:.*]] = sdg.binary add %[[J]][n], %[[A]][n] domain [n]
+// CHECK: %[[C:.*]] = sdg.binary min %[[B]][n], %[[L]][n] domain [n]
+// CHECK: %[[P:.*]] = sdg.index_select 0 %[[X]][0:T], %[[C]][n] domain [n] : (!tidal.tensor<[3], f32>, !tidal.tensor<[64], i64>) -> !tidal.tensor<[64, 3], f32>
 // CHECK: %[[M:.*]] = sdg.binary mul %[[P]][n], %[[W]][] domain [n] : (!tidal.tensor<[64, 3], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[64, 3], f32>
 // CHECK: %[[E:.*]] = sdg.unary exp %[[M]][n] domain [n] : (!tidal.tensor<[64, 3], f32>) -> !tidal.tensor<[64, 3], f32>
 // CHECK: %[[I:.*]] = sdg.iota 0 domain [n] : !tidal.tensor<[64, 3], i64>
@@ -32,6 +39,23 @@ sdg.graph @episode dims [t < T] {
   %e = sdg.unary exp %m[] domain [] : (!tidal.tensor<[T, 3], f32>) -> !tidal.tensor<[T, 3], f32>
   %s = sdg.reduce sum [0] %e[] domain [] : (!tidal.tensor<[T, 3], f32>) -> !tidal.tensor<[3], f32>
   sdg.output "y" %s[] domain [] : !tidal.tensor<[3], f32>
+}
+
+// -----
+
+// The default cost model: this chain's values have 1 MiB at T = 1024 (256
+// floats a step), more than fits in the cache whole, so the default tiles it,
+// with as many rows as make a tile of its largest value 256 KiB: 256 steps.
+// CHECK-LABEL: sdg.graph @cache dims [t < T, n < N = (T + 63) floordiv 64]
+// DEFAULT-LABEL: sdg.graph @cache dims [t < T, n < N = (T + 255) floordiv 256]
+// DEFAULT: sdg.index_select 0 %{{.*}}[0:T], %{{.*}}[n] domain [n] : (!tidal.tensor<[256], f32>, !tidal.tensor<[256], i64>) -> !tidal.tensor<[256, 256], f32>
+// DEFAULT: sdg.unary tanh %{{.*}}[n] domain [n] : (!tidal.tensor<[256, 256], f32>) -> !tidal.tensor<[256, 256], f32>
+// DEFAULT: sdg.reduce sum [0] %{{.*}}[0:N] domain []
+sdg.graph @cache dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[256], f32>
+  %h = sdg.unary tanh %x[0:T] domain [] : (!tidal.tensor<[256], f32>) -> !tidal.tensor<[T, 256], f32>
+  %s = sdg.reduce sum [0] %h[] domain [] : (!tidal.tensor<[T, 256], f32>) -> !tidal.tensor<[256], f32>
+  sdg.output "y" %s[] domain [] : !tidal.tensor<[256], f32>
 }
 
 // -----
@@ -88,12 +112,13 @@ sdg.graph @batch dims [i < I] {
 
 // -----
 
-// A max with keepdim over 100 rows (not a multiple of 64): the last tile is
-// sliced short, padded, and masked with -inf; each partial keeps the dim, so
-// the final max over the partials does not.
+// A max with keepdim over 100 rows (not a multiple of 64): the last tile
+// reads rows 64..99 and repeats row 99, masked with -inf; each partial keeps
+// the dim, so the final max over the partials does not.
 // CHECK-LABEL: sdg.graph @maximum dims [n < N = 2]
-// CHECK: %[[T:.*]] = sdg.slice 0 at <64 * n> %{{.*}}[] domain [n] : (!tidal.tensor<[100, 4], f32>) -> !tidal.tensor<[min(-64 * n + 36, 0) + 64, 4], f32>
-// CHECK: %[[P:.*]] = sdg.pad 0 <0> <max(0, 64 * n - 36)> value 0.000000e+00 %[[T]][n] domain [n] : (!tidal.tensor<[min(-64 * n + 36, 0) + 64, 4], f32>) -> !tidal.tensor<[64, 4], f32>
+// CHECK: sdg.symbol_value <99> domain [n]
+// CHECK: %[[C:.*]] = sdg.binary min
+// CHECK: %[[P:.*]] = sdg.index_select 0 %{{.*}}[], %[[C]][n] domain [n] : (!tidal.tensor<[100, 4], f32>, !tidal.tensor<[64], i64>) -> !tidal.tensor<[64, 4], f32>
 // CHECK: %[[E:.*]] = sdg.unary exp %[[P]][n] domain [n]
 // CHECK: sdg.symbol_value <-64 * n + 100> domain [n]
 // CHECK: %[[F:.*]] = sdg.full 0xFFF0000000000000 domain [] : !tidal.tensor<[], f32>
@@ -113,8 +138,7 @@ sdg.graph @maximum dims [] {
 // tiled together: one tile dim, the chain computed once per tile, each
 // reduction masked with its own identity.
 // CHECK-LABEL: sdg.graph @shared dims [n < N = 2]
-// CHECK: %[[T:.*]] = sdg.slice 0 at <64 * n> %{{.*}}[] domain [n]
-// CHECK: %[[P:.*]] = sdg.pad 0 <0> <max(0, 64 * n - 36)> value 0.000000e+00 %[[T]][n] domain [n]
+// CHECK: %[[P:.*]] = sdg.index_select 0 %{{.*}}[], %{{.*}}[n] domain [n]
 // CHECK: %[[E:.*]] = sdg.unary exp %[[P]][n] domain [n]
 // CHECK-NOT: sdg.unary exp
 // CHECK: sdg.full 0.000000e+00
@@ -141,9 +165,11 @@ sdg.graph @shared dims [] {
 // A causal prefix (x[0:t + 1]: a size that grows with the point): tiles n of
 // 64 rows up to the largest prefix, N = (T + 63) floordiv 64; at step t the
 // partial sums of its t floordiv 64 + 1 tiles are reduced (the tiles past the
-// prefix are never needed, so never run), the last one padded and masked.
+// prefix are never needed, so never run), the last one masked (it reads the
+// rows min(64 n + j, t) of the prefix).
 // CHECK-LABEL: sdg.graph @prefix dims [t < T, n < N = (T + 63) floordiv 64]
-// CHECK: %[[P:.*]] = sdg.pad 0 <0> <{{.*}}> value 0.000000e+00 %{{.*}}[64 * n:min(64 * n + 63, t) + 1] domain [t, n]
+// CHECK: sdg.symbol_value <t> domain [t, n]
+// CHECK: %[[P:.*]] = sdg.index_select 0 %{{.*}}[0:t + 1], %{{.*}}[t, n] domain [t, n]
 // CHECK: %[[E:.*]] = sdg.unary tanh %{{.*}}[t, n] domain [t, n] {{.*}} -> !tidal.tensor<[64, 3], f32>
 // CHECK: sdg.symbol_value <t - 64 * n + 1> domain [t, n]
 // CHECK: %[[Q:.*]] = sdg.reduce sum [0] %{{.*}}[t, n] domain [t, n]
@@ -252,4 +278,4 @@ sdg.graph @refused dims [t < T] {
   sdg.output "g" %g[] domain [] : !tidal.tensor<[3], f32>
 }
 
-// BAD: tile must be >= 1, got 0
+// BAD: tile must be >= 1 (or 0, with tile-bytes >= 1), got tile=-1 tile-bytes=262144

@@ -277,10 +277,32 @@ def reference_ppo(B, T, I, K, hidden, lr, gamma=0.99, lam=0.95):
     return {k: v for k, v in rec.items()}
 
 
+def test_the_default_pipeline_runs_ppo_epochs_in_tiles_at_the_bench_sizes():
+    """bench/rl.py's PPO (B = 64, hidden 64): each epoch's loss and backward
+    pass over the (T, 64, 64) activations, 16 MiB at T = 1024, is tiled by
+    the default pipeline's cost model (256 KiB a tile: 16 steps), one loop
+    over the tiles inside the loop over the epochs; the weight gradients are
+    summed over the tiles. At the small sizes of the test below (B = 2,
+    hidden 8) the values fit in the cache whole and nothing is tiled."""
+    p = ppo.build(B=64, hidden=64, epochs=4)
+    exe = p.compile(backend="jax")
+    stage = exe.stages["sdg-tile"]
+    assert "n < N = (T + 15) floordiv 16" in stage, stage.splitlines()[1]
+    assert any("sdg.matmul" in line and "domain [i, k, n]" in line and "[16, 64, 64]" in line
+               for line in stage.splitlines())
+    lines = exe.schedule().splitlines()
+    epochs = [j for j, line in enumerate(lines) if line.strip() == "for c1 in range(K):"]
+    tiles = [j for j, line in enumerate(lines) if line.strip() == "for c2 in range(N):"]
+    assert epochs and tiles and all(any(e < j for e in epochs) for j in tiles), "\n".join(lines)
+    small = ppo.build(B=2, hidden=8, epochs=2).compile(backend="jax")
+    assert small.stages["sdg-tile"] == small.stages["sdg-accumulate"]
+
+
 @pytest.mark.parametrize("epoch_dim,backend,tile", [(False, "reference", None), (True, "reference", None),
                                                     (True, "jax", None), (True, "jax", 3)])
 def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim, backend, tile):
-    """tile: the epochs computed `tile` steps at a time (bench/rl.py's tidal-tiled)."""
+    """tile: the epochs computed `tile` steps at a time (what the default pipeline does at
+    bench/rl.py's sizes, 16 steps a tile; these sizes fit in the cache untiled)."""
     B, T, I, K, hidden = 2, 10, 2, 2, 8
     p = ppo.build(B=B, hidden=hidden, epochs=K, epoch_dim=epoch_dim, lr=0.02, debug=True)
     passes = None if tile is None else tuple(f"sdg-tile{{tile={tile} min-bytes=0}}" if x == "sdg-tile" else x
