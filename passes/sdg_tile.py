@@ -68,7 +68,8 @@ Before (`(x[0:T] * w).exp().sum(0)`, tile=64):
 
 After `sdg-tile{tile=64 min-bytes=0}` (graph dims [t < T, n < N = (T + 63) floordiv 64]):
 
-    %p = sdg.pad 0 <0> <64 * n + 64 - min(64 * n + 64, T)> value 0.0 %x[64 * n:min(64 * n + 64, T)] domain [n] -> [64, 4]
+    %j = (iota 0 + 64 * n) min (T - 1)        (the rows, static 64 of them)
+    %p = sdg.index_select 0 %x[0:T], %j[n] domain [n] -> [64, 4]
     %m = sdg.binary mul %p[n], %w[] domain [n] -> [64, 4]
     %e = sdg.unary exp %m[n] domain [n] -> [64, 4]
     %v = (iota 0 < T - 64 * n)
@@ -201,8 +202,6 @@ def _root_size(g: _View, r: int, derived: set) -> str | None:
         return None                        # the partials of tiles already (`%q[t, 0:t floordiv 64 + 1]`)
     if used & set(g.steps) and _largest_size(g, size, g.domain[r]) is None:
         return None                        # varies with the point, not as a growing prefix
-    if size.isdigit() and int(size) <= 1:
-        return None
     if _kind(o) in ("max", "min") and tensor_element_type(o.results[0].type) not in FLOATS:
         return None                         # no exact identity in sdg.full's f64 for every integer
     return size
@@ -331,23 +330,23 @@ class SdgTile(ModulePass):
             while True:
                 g = _View(graph)
                 derived = set(derived_bounds(graph))
-                chosen = next(((p, t) for p in _plans(g, derived) for t in [self._rows(p)]
-                               if t is not None and tiledvalue_bytes(p, self.assume_bound) >= max(1, self.min_bytes)),
-                              None)
+                chosen = next(((p, t, b) for p in _plans(g, derived) for b in [tiledvalue_bytes(p, self.assume_bound)]
+                               if b >= max(1, self.min_bytes) for t in [self._rows(p, b)] if t is not None), None)
                 if chosen is None:
                     break
                 limit -= 1
                 if limit < 0:
                     raise PassFailure("internal error in sdg-tile: the reductions it makes are tiled again", graph)
-                _rewrite(graph, chosen[0], chosen[1], self.assume_bound)
+                plan, tile, chain_bytes = chosen
+                _rewrite(graph, plan, tile, self.assume_bound, chain_bytes)
                 self.num_tiled += 1
 
-    def _rows(self, plan: _Plan) -> int | None:
-        """The plan's rows per tile (None: its axis is static and fits in one tile)."""
+    def _rows(self, plan: _Plan, largest: int) -> int | None:
+        """The plan's rows per tile (None: its axis is static and fits in one tile);
+        `largest`: the bytes of the chain's largest value at assume-bound."""
         tile = self.tile
         if not tile:     # the cost model: rows of the chain's largest value, at assume-bound, in tile-bytes
             rows = _rows_at(plan.size, self.assume_bound)
-            largest = tiledvalue_bytes(plan, self.assume_bound)
             tile = max(1, self.tile_bytes * rows // largest) if rows and largest else 64
         if plan.size.isdigit() and int(plan.size) <= tile:
             return None
@@ -393,7 +392,7 @@ def _create(name: str, result: ir.Type, operands: list, deps: list, domain: list
     return ir.Operation.create(name, results=[result], operands=operands, attributes=attrs).results[0]
 
 
-def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int) -> None:
+def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_bytes: int) -> None:
     g = plan.g
     ctx = graph.context
     size = plan.size
@@ -405,13 +404,11 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int) -> None:
     domain = list(plan.domain)
     tdomain = domain + [n]
     start = f"{tile} * {n}"
-    stop = f"min({tile} * {n} + {tile}, {size})" if not exact else f"{tile} * {n} + {tile}"
-    pad_after = _text(parse(f"{tile} * {n} + {tile} - {stop}"))
     ident = list(tdomain)
     new: dict[int, ir.Value] = {}
 
     padded: dict[tuple, ir.Value] = {}
-    chain_bytes = tiledvalue_bytes(plan, assume)
+    clamped: list[ir.Value] = []   # the rows min(64 n + j, D - 1), made once, read by every clamped tile
 
     def padded_tile(o: ir.Operation, value: ir.Value, dep: list, shape: list, elt: str) -> tuple[ir.Value, list]:
         """The n-th tile of a whole value whose size the tile does not divide:
@@ -444,17 +441,18 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int) -> None:
         i64 = _i64(ctx)
         vec = tensor_type([str(tile)], "i64", ctx)
         with ctx, o.location, ir.InsertionPoint(o):
-            iota = _create("sdg.iota", vec, [], [], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx)
-            first = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
-                            {"expr": expr_attr(start, ctx)}, ctx)
-            last = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
-                           {"expr": expr_attr(_text(parse(f"{size} - 1")), ctx)}, ctx)
-            kind = ir.IntegerType.get_signless(32, ctx)
-            rows = _create("sdg.binary", vec, [iota, first], [ident, ident], tdomain,
-                           {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.add))}, ctx)
-            rows = _create("sdg.binary", vec, [rows, last], [ident, ident], tdomain,
-                           {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.min))}, ctx)
-            return _create("sdg.index_select", tensor_type([str(tile)] + shape[1:], elt, ctx), [value, rows],
+            if not clamped:
+                iota = _create("sdg.iota", vec, [], [], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx)
+                first = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                                {"expr": expr_attr(start, ctx)}, ctx)
+                last = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                               {"expr": expr_attr(_text(parse(f"{size} - 1")), ctx)}, ctx)
+                kind = ir.IntegerType.get_signless(32, ctx)
+                rows = _create("sdg.binary", vec, [iota, first], [ident, ident], tdomain,
+                               {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.add))}, ctx)
+                clamped.append(_create("sdg.binary", vec, [rows, last], [ident, ident], tdomain,
+                                       {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.min))}, ctx))
+            return _create("sdg.index_select", tensor_type([str(tile)] + shape[1:], elt, ctx), [value, clamped[0]],
                            [dep, ident], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx), ident
 
     def tile_of(k: int, i: int) -> tuple[ir.Value, list]:
@@ -465,30 +463,16 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int) -> None:
         read = _read_type(value, tuple(dep))
         shape, elt = tensor_shape(read), tensor_element_type(read)
         slices = [j for j, c in enumerate(dep) if ":" in c]
-        if not exact and largest == size and 4 * value_bytes(read, assume) <= chain_bytes:
-            return padded_tile(o, value, dep, shape, elt)
         if not exact:
+            if largest == size and 4 * value_bytes(read, assume) <= chain_bytes:
+                return padded_tile(o, value, dep, shape, elt)
             return clamped_tile(o, value, dep, shape, elt)
-        with ctx, o.location, ir.InsertionPoint(o):
-            if len(slices) == 1 and dep[slices[0]].count(":") == 1:   # the dependence makes the axis
-                lo, hi = dep[slices[0]].split(":")
-                lo = _text(parse(f"{lo} + {start}"))
-                hi = _text(parse(f"min(({lo}) + {tile}, {hi})" if not exact else f"({lo}) + {tile}"))
-                dep = dep[:slices[0]] + [f"{lo}:{hi}"] + dep[slices[0] + 1:]
-                if exact:             # a whole tile: read it as it is
-                    return value, dep
-                got, got_dep = value, dep
-            else:                                            # slice the n-th tile of the whole value
-                part = str(tile) if exact else _text(parse(f"{stop} - {start}"))
-                got = _create("sdg.slice", tensor_type([part] + shape[1:], elt, ctx), [value], [dep], tdomain,
-                              {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "start": expr_attr(start, ctx)}, ctx)
-                got_dep = ident
-                if exact:
-                    return got, ident
-            return _create("sdg.pad", tensor_type([str(tile)] + shape[1:], elt, ctx), [got], [got_dep], tdomain,
-                           {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "before": expr_attr("0", ctx),
-                            "after": expr_attr(pad_after, ctx),
-                            "value": ir.FloatAttr.get(ir.F64Type.get(ctx), 0.0)}, ctx), ident
+        if len(slices) == 1 and dep[slices[0]].count(":") == 1:   # the dependence makes the axis: read the tile
+            lo = _text(parse(f"{dep[slices[0]].split(':')[0]} + {start}"))
+            return value, dep[:slices[0]] + [f"{lo}:{_text(parse(f'({lo}) + {tile}'))}"] + dep[slices[0] + 1:]
+        with ctx, o.location, ir.InsertionPoint(o):                # slice the n-th tile of the whole value
+            return _create("sdg.slice", tensor_type([str(tile)] + shape[1:], elt, ctx), [value], [dep], tdomain,
+                           {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "start": expr_attr(start, ctx)}, ctx), ident
 
     for k in plan.chain:
         o = g.ops[k]
