@@ -46,7 +46,6 @@ def data(T: int, seed: int = 0):
 
 def measure_tidal(cfg):
     import tidal as td
-    from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
     with td.Program("returns") as p:
         (i, In), (t, T) = p.dims("i", "t")
@@ -54,7 +53,7 @@ def measure_tidal(cfg):
         d = td.input("d", shape=(B,), domain=(i, t))
         g = td.discounted_sum(r[i, t:T], GAMMA * (1.0 - d[i, t:T]), dim=0)
         p.output("mean", g[i, 0:T].mean())
-    passes = None if cfg["system"] == "tidal" else [x for x in DEFAULT_SDG_PASSES if x != "sdg-lift"]
+    passes = None if cfg["system"] == "tidal" else td.default_passes(without=["sdg-lift"])
     r, dn = data(cfg["T"])
     bounds, inputs = {"I": I, "T": cfg["T"]}, {"r": r, "d": dn}
     start = time.perf_counter()

@@ -217,15 +217,14 @@ def _mean_return(ep_sum, ep_count):
 
 def measure_tidal(cfg):
     import reinforce
-    from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
+    import tidal as td
 
     backend = {"tidal": "jax", "tidal-batched": "jax", "tidal-untiled": "jax", "tidal-ref": "reference"}[cfg["system"]]
     passes = None
     if cfg["system"] == "tidal-untiled":   # each epoch computed over all its rows at once
-        passes = tuple(x for x in DEFAULT_SDG_PASSES if x != "sdg-tile")
+        passes = td.default_passes(without=["sdg-tile"])
     if cfg["system"] == "tidal-batched":   # the learner batched whatever its blocks' size (before sdg-accumulate)
-        passes = tuple("sdg-vectorize{max-block-bytes=0}" if x == "sdg-vectorize" else x
-                       for x in DEFAULT_SDG_PASSES if x != "sdg-accumulate")
+        passes = td.default_passes(without=["sdg-accumulate"], options={"sdg-vectorize": "max-block-bytes=0"})
     if cfg["returns"] == "ppo":
         import ppo
         import ppo_baselines as pb

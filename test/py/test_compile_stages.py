@@ -131,6 +131,38 @@ def test_an_unknown_pass_is_a_clear_error():
         _program().compile(passes=["no-such-pass"])
 
 
+def test_default_passes_leaves_out_and_configures_passes_of_the_default_pipeline():
+    """td.default_passes: the default pipeline with passes left out or given
+    options, in order, and the compile runs exactly that pipeline."""
+    assert td.default_passes() == DEFAULT_SDG_PASSES
+    untiled = td.default_passes(without=["sdg-tile"])
+    assert untiled == tuple(e for e in DEFAULT_SDG_PASSES if e != "sdg-tile")
+    assert td.default_passes(without="sdg-tile") == untiled
+    passes = td.default_passes(without=["sdg-lift"], options={"sdg-tile": {"tile": 4, "min-bytes": 0},
+                                                              "sdg-vectorize": {"windows": False}})
+    want = [{"sdg-tile": "sdg-tile{tile=4 min-bytes=0}", "sdg-vectorize": "sdg-vectorize{windows=false}"}.get(e, e)
+            for e in DEFAULT_SDG_PASSES if e != "sdg-lift"]
+    assert list(passes) == want
+    assert td.default_passes(options={"sdg-tile": "tile=4 min-bytes=0"}) == \
+        td.default_passes(options={"sdg-tile": {"tile": 4, "min-bytes": 0}})
+    exe = _program().compile(backend="numpy", passes=passes)
+    ran = [name for name in exe.stages if name in DEFAULT_SDG_PASSES]
+    assert ran == [e for e in DEFAULT_SDG_PASSES if e != "sdg-lift"]
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"without": ["sdg-nope"]}, "'sdg-nope' is not in the default pipeline"),
+    ({"options": {"sdg-lift-recurrence": "max-order=2"}}, "'sdg-lift-recurrence' is not in the default pipeline"),
+    ({"without": ["sdg-tile"], "options": {"sdg-tile": "tile=4"}}, "both left out and given options"),
+    ({"options": {"sdg-tile": {"tiles": 4}}}, "td.default_passes: no such option 'tiles' for pass 'sdg-tile'"),
+    ({"options": {"sdg-tile": 4}}, "the options of 'sdg-tile' are a int"),
+])
+def test_default_passes_rejects_what_the_default_pipeline_lacks_at_the_users_line(kwargs, match):
+    with pytest.raises(td.TidalError, match=match) as err:
+        td.default_passes(**kwargs)
+    assert err.value.filename == __file__ and err.value.hint
+
+
 @pytest.fixture
 def plugin(monkeypatch):
     """The lit tests' pass plugin, registered for one test only (the registry

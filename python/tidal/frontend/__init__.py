@@ -13,6 +13,7 @@ from . import methods as _methods  # noqa: F401  (binds operators and methods)
 from .creation import (arange, bernoulli, constant, full, full_like, input, ones, ones_like, param,
                        rand, randn, recurrent, symbol, tensor, udf, zeros, zeros_like)
 from .compile_cache import clear as clear_compile_cache, enable_persistent_cache
+from .compile_pipeline import DEFAULT_SDG_PASSES, default_passes
 from .errors import SourceLocation, TidalError
 from .executable import Executable
 from .indexing import Masked
@@ -47,6 +48,7 @@ _set_user_error_hook(_symbolic_user_error)
 __all__ = [
     "Program", "current_program", "RecurrentTensor", "Node", "Case", "Masked", "TidalError",
     "SourceLocation", "Executable", "clear_compile_cache", "enable_persistent_cache",
+    "DEFAULT_SDG_PASSES", "default_passes",
     "input", "param", "recurrent", "constant", "tensor", "zeros", "ones", "full", "zeros_like",
     "ones_like", "full_like", "arange", "rand", "randn", "bernoulli", "symbol", "udf",
     "max", "min", "abs", "add", "astype", "ceil", "clamp", "cos", "div", "eq", "exp", "floor",

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from tidal.passes.stages import CompileStages, module_snapshot
 
 from .errors import TidalError
 
-__all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
+__all__ = ["DEFAULT_SDG_PASSES", "default_passes", "trace_stage", "sdg_stages", "make_stages"]
 
 # sdg passes every compile runs after rt-to-sdg (pipeline elements, with options):
 # dead code goes first; sdg-restrict-merges makes a read of a merge at a point
@@ -58,6 +58,54 @@ __all__ = ["DEFAULT_SDG_PASSES", "trace_stage", "sdg_stages", "make_stages"]
 DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-restrict-merges", "sdg-simplify", "cse", "sdg-reassociate",
                                        "sdg-lift", "sdg-vectorize", "sdg-accumulate", "sdg-tile", "sdg-contract",
                                        "sdg-fuse")
+
+
+def default_passes(*, without: Iterable[str] = (),
+                   options: Mapping[str, str | Mapping[str, Any]] | None = None) -> tuple[str, ...]:
+    """The default sdg pipeline, DEFAULT_SDG_PASSES, with passes left out or given
+    options, for `p.compile(passes=...)` (and `tidal-opt --pass-pipeline`, joined
+    with commas):
+
+        td.default_passes(without=["sdg-tile"])                          # no tiling
+        td.default_passes(options={"sdg-tile": {"tile": 16, "min-bytes": 0}})
+        td.default_passes(options={"sdg-vectorize": "max-block-bytes=0"},
+                          without=["sdg-accumulate"])
+
+    An option mapping is written `name{key=value ...}` (booleans as true/false);
+    a string is the text between the braces. A name that is not in the default
+    pipeline, a pass both left out and given options, or an option the pass
+    does not have is a TidalError, raised here.
+    """
+    without = [without] if isinstance(without, str) else list(without)
+    options = dict(options or {})
+    named = ", ".join(DEFAULT_SDG_PASSES)
+    for name in without + list(options):
+        if name not in DEFAULT_SDG_PASSES:
+            raise TidalError(f"td.default_passes: {name!r} is not in the default pipeline",
+                             f"name one of: {named}")
+    both = sorted(set(without) & set(options))
+    if both:
+        raise TidalError(f"td.default_passes: {both[0]!r} is both left out and given options",
+                         "leave it out (without=...) or give it options (options=...), not both")
+
+    def element(name: str) -> str:
+        given = options.get(name)
+        if given is None:
+            return name
+        if isinstance(given, Mapping):
+            given = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in given.items())
+        elif not isinstance(given, str):
+            raise TidalError(f"td.default_passes: the options of {name!r} are a {type(given).__name__}",
+                             "give a mapping ({'tile': 16}) or the text between the braces ('tile=16')")
+        return f"{name}{{{given}}}" if given.strip() else name
+
+    passes = tuple(element(name) for name in DEFAULT_SDG_PASSES if name not in without)
+    try:                   # an unknown option fails now, at the user's call, not at compile
+        _sdg_steps(passes)
+    except TidalError as e:
+        raise TidalError(e.reason.replace("p.compile(passes=...)", "td.default_passes", 1),
+                         "give the pass options it lists (tidal-opt --list-passes shows every pass's)") from None
+    return passes
 
 
 def _flag(value: Any, env: str) -> Any:

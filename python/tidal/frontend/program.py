@@ -267,7 +267,8 @@ class Program:
         ["sdg-dce"] for no fusion; default
         tidal.frontend.compile_pipeline.DEFAULT_SDG_PASSES: sdg-dce, sdg-restrict-merges, sdg-simplify, cse,
         sdg-reassociate, sdg-lift, sdg-vectorize, sdg-accumulate, sdg-tile, sdg-contract, sdg-fuse; options in braces, e.g.
-        "sdg-tile{tile=16 min-bytes=0}" to tile every large reduction).
+        "sdg-tile{tile=16 min-bytes=0}" to tile every large reduction;
+        td.default_passes(without=[...], options={...}) is the default with passes left out or configured).
         dump: a directory that gets every compile stage as a numbered file and
         an index.json (or set TIDAL_DUMP). timings: print the stages' times
         (or TIDAL_TIMINGS=1). progress: print each stage as it starts (or

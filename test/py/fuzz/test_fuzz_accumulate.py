@@ -6,11 +6,12 @@ and the scheduled runtimes give the same results with the pass as without it
 (within float32 rounding: the running sum adds in another order), on both
 backends where it changed the IR. The pipeline with vectorize limited but no
 accumulate is itself checked against the default's results by `agree`."""
+import tidal as td
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 from test_fuzz_vectorize import pass_on_random_programs
 
-LIMITED = tuple("sdg-vectorize{max-block-bytes=1}" if p == "sdg-vectorize" else p for p in DEFAULT_SDG_PASSES)
+LIMITED = td.default_passes(options={"sdg-vectorize": "max-block-bytes=1"})
 
 
 def test_accumulate_on_random_programs(request):

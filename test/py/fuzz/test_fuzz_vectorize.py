@@ -12,6 +12,7 @@ from fuzz_budget import pass_settings
 from fuzz_check import build, make_inputs
 from program_gen import features, programs
 from test_fuzz_fusion import agree
+import tidal as td
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 
@@ -62,7 +63,7 @@ def test_vectorize_on_random_programs(request):
 def test_vectorize_windows_on_random_programs(request):
     # windows t:min(t + n, T) and max(t - n + 1, 0):t + 1 ("nstep", "window") batched
     # at their capacity, against sdg-vectorize without them
-    off = tuple("sdg-vectorize{windows=false}" if p == "sdg-vectorize" else p for p in DEFAULT_SDG_PASSES)
+    off = td.default_passes(options={"sdg-vectorize": "windows=false"})
     seen = pass_on_random_programs(request, "sdg-vectorize", "sdg-lift", pipelines=(DEFAULT_SDG_PASSES, off),
                                    compare_off=True)
     assert seen["changed"] >= 1, seen
@@ -71,7 +72,7 @@ def test_vectorize_windows_on_random_programs(request):
 def test_vectorize_early_on_random_programs(request):
     # matmuls of inputs read row by row by a recurrence, batched before its loop
     # ("early"), against sdg-vectorize without them
-    off = tuple("sdg-vectorize{early=false}" if p == "sdg-vectorize" else p for p in DEFAULT_SDG_PASSES)
+    off = td.default_passes(options={"sdg-vectorize": "early=false"})
     # programs with an input projection in a recurrence's step case ("rec_input_proj",
     # about one in ten drawn); about half of them are batched early (the others: the
     # recurrence is backward, batched before already, or dead)

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 
 import tidal as td
-from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 from tidal.runtime.reference import evaluate
 from tidal.runtime.scheduled import compile_sdg
 
-WITHOUT = tuple(p for p in DEFAULT_SDG_PASSES if p != "sdg-contract")
+WITHOUT = td.default_passes(without=["sdg-contract"])
 # the default tiles these chains (1 MiB or more with every bound at 1024; I * T steps for two dims),
 # and contraction then rewrites each tile's products: the rewrite's structure is checked untiled
-UNTILED = tuple(p for p in DEFAULT_SDG_PASSES if p != "sdg-tile")
+UNTILED = td.default_passes(without=["sdg-tile"])
 BACKENDS = ("reference", "numpy", "jax")
 
 

@@ -13,9 +13,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import tidal as td
-from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
-PLAIN = [p for p in DEFAULT_SDG_PASSES if p != "sdg-lift"]
+PLAIN = td.default_passes(without=["sdg-lift"])
 KINDS = ["sum", "max", "min", "prod", "discounted", "per_step"]
 
 
@@ -217,7 +216,7 @@ def test_sliding_window_sums_lift_to_a_prefix_sum_difference(width, ahead, throu
     plain = p.compile(backend="numpy", passes=PLAIN).run(bounds={"T": T}, inputs={"x": xs})
     # windows of at most 32 rows stay direct sums by default (min-window); lift these anyway
     assert "sdg.pad 0 <1> <0>" not in p.compile(backend="numpy").stages["sdg-lift"]
-    every = [("sdg-lift{min-window=0}" if e == "sdg-lift" else e) for e in DEFAULT_SDG_PASSES]
+    every = td.default_passes(options={"sdg-lift": "min-window=0"})
     for backend in ("reference", "numpy", "jax"):
         exe = p.compile(backend=backend, passes=every)
         if backend == "numpy":

@@ -6,9 +6,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import tidal as td
-from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
-WITHOUT = [p for p in DEFAULT_SDG_PASSES if p != "sdg-reassociate"]
+WITHOUT = td.default_passes(without=["sdg-reassociate"])
 KINDS = ["weight", "point", "window"]
 
 

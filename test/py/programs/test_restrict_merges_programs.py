@@ -10,9 +10,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import tidal as td
-from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
-WITHOUT = tuple(p for p in DEFAULT_SDG_PASSES if p != "sdg-restrict-merges")
+WITHOUT = td.default_passes(without=["sdg-restrict-merges"])
 BACKENDS = ("reference", "numpy", "jax")
 
 

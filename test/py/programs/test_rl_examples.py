@@ -31,7 +31,6 @@ import ppo  # noqa: E402
 import reinforce  # noqa: E402
 import tidal as td  # noqa: E402
 from cartpole import rollout_numpy  # noqa: E402
-from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES  # noqa: E402
 
 
 # ------------------------------------------------------------------ independent references
@@ -305,8 +304,7 @@ def test_ppo_program_matches_numpy_gae_and_jax_updates(epoch_dim, backend, tile)
     bench/rl.py's sizes, 16 steps a tile; these sizes fit in the cache untiled)."""
     B, T, I, K, hidden = 2, 10, 2, 2, 8
     p = ppo.build(B=B, hidden=hidden, epochs=K, epoch_dim=epoch_dim, lr=0.02, debug=True)
-    passes = None if tile is None else tuple(f"sdg-tile{{tile={tile} min-bytes=0}}" if x == "sdg-tile" else x
-                                             for x in DEFAULT_SDG_PASSES)
+    passes = None if tile is None else td.default_passes(options={"sdg-tile": f"tile={tile} min-bytes=0"})
     exe = p.compile(backend=backend, passes=passes)
     if tile is not None:   # the epoch's loss and backward pass over tiles, inside the compiled loops
         assert f"n < N = (T + {tile - 1}) floordiv {tile}" in exe.stages["sdg-tile"]

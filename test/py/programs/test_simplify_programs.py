@@ -8,12 +8,11 @@ from mlir import ir
 
 import tidal as td
 from tidal.dialects import make_context
-from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 from tidal.passes import get_pass
 from tidal.passes.sdg_simplify import _reachable
 from tidal.symbolic import Dim, evaluate, parse
 
-WITHOUT = [p for p in DEFAULT_SDG_PASSES if p != "sdg-simplify"]
+WITHOUT = td.default_passes(without=["sdg-simplify"])
 
 
 def _counts(p) -> dict:

@@ -11,7 +11,6 @@ from mlir import ir
 
 import tidal as td
 from tidal.dialects import make_context
-from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 from tidal.passes import run_pipeline
 from tidal.runtime.reference import EvaluationError, evaluate
 from tidal.runtime.scheduled import compile_sdg
@@ -123,7 +122,7 @@ def _learner():
     return p, T, w
 
 
-TILED = tuple("sdg-tile{tile=16 min-bytes=0}" if e == "sdg-tile" else e for e in DEFAULT_SDG_PASSES)
+TILED = td.default_passes(options={"sdg-tile": "tile=16 min-bytes=0"})
 
 
 @pytest.mark.parametrize("backend", ["reference", "numpy", "jax"])
@@ -201,8 +200,7 @@ def test_causal_prefix_reductions_tiled_agree_with_numpy(tile, kind, project, st
         x = td.input("x", shape=(3,), domain=(t,))
         v = x[0:t + 1] @ td.param("w", w) if project else x[0:t + 1]
         p.output("y", ours(td.tanh(v) * 0.5 + 1.0))
-    passes = tuple(f"sdg-tile{{tile={tile} min-bytes=0}}" if e == "sdg-tile" else e for e in DEFAULT_SDG_PASSES
-                   if e != "sdg-lift")
+    passes = td.default_passes(without=["sdg-lift"], options={"sdg-tile": {"tile": tile, "min-bytes": 0}})
     for backend in ("numpy", "jax"):
         exe = p.compile(backend=backend, passes=passes)
         partials = f"[t, 0:t floordiv {tile} + 1]" if tile > 1 else "[t, 0:t + 1]"   # each step's own tiles
@@ -225,8 +223,7 @@ def test_causal_attention_with_keys_first_is_tiled_in_two_passes(backend):
     axis (q @ k.T, the decode example's form) are not tiled: sdg-tile tiles
     axis 0 only."""
     D = 4
-    passes = tuple("sdg-tile{tile=4 min-bytes=0}" if e == "sdg-tile" else e for e in DEFAULT_SDG_PASSES
-                   if e != "sdg-lift")
+    passes = td.default_passes(without=["sdg-lift"], options={"sdg-tile": "tile=4 min-bytes=0"})
     with td.Program() as p:
         (t, T), = p.dims("t")
         q = td.input("q", shape=(D, 1), domain=(t,))
@@ -293,8 +290,7 @@ def _policy_gradient_numpy(w0, v0, x, a, adv):
 @pytest.mark.parametrize("backend", ["reference", "numpy", "jax"])
 def test_a_policy_gradient_is_tiled_through_takes_pads_and_transposes(backend):
     p, T, (w0, v0) = _policy_gradient()
-    exe = p.compile(backend=backend, passes=tuple("sdg-tile{tile=4 min-bytes=0}" if e == "sdg-tile" else e
-                                                  for e in DEFAULT_SDG_PASSES))
+    exe = p.compile(backend=backend, passes=td.default_passes(options={"sdg-tile": "tile=4 min-bytes=0"}))
     tiled = exe.stages["sdg-tile"].splitlines()
     for op in ("sdg.take 2 at <1>", "sdg.unsqueeze 2", "sdg.pad 2", "sdg.permute [0, 2, 1]", "sdg.expand"):
         assert any(op in line and "domain [n]" in line for line in tiled), op
@@ -329,8 +325,7 @@ def test_tiles_of_a_small_input_run_inside_the_compiled_loop(backend):
         (t, T), = p.dims("t")
         x = td.input("x", shape=(3,), domain=(t,))
         p.output("y", td.tanh(x[0:T] @ td.param("w", w)).sum(0))
-    exe = p.compile(backend=backend, passes=tuple("sdg-tile{tile=4 min-bytes=0}" if e == "sdg-tile" else e
-                                                  for e in DEFAULT_SDG_PASSES))
+    exe = p.compile(backend=backend, passes=td.default_passes(options={"sdg-tile": "tile=4 min-bytes=0"}))
     assert "sdg.slice 0 at <4 * n>" in exe.stages["sdg-tile"]
     if backend == "jax":
         assert exe.stats()["host_ops"] == 0, exe.stats()

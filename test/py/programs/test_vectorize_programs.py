@@ -12,9 +12,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import tidal as td
-from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
-PLAIN = [p for p in DEFAULT_SDG_PASSES if p != "sdg-vectorize"]
+PLAIN = td.default_passes(without=["sdg-vectorize"])
 
 STEPS = st.sampled_from(["tanh", "exp", "add_input", "mul_scalar_input", "mul_weight_vec", "matmul",
                          "reduce", "unsqueeze_sum", "permute", "softmax", "cumsum", "where"])
