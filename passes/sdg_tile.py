@@ -50,6 +50,16 @@ N is `(D + tile - 1) floordiv tile`, a bound derived from the others
 before the partial reduction with the reduction's identity (0 for sum, 1 for
 prod, -inf for max, +inf for min), as in TEMPO's Fig. 13.
 
+A sum of a batched matmul that nothing else reads (a weight gradient,
+`sum_t h[t]^T @ g[t]`) is masked through the product's factors instead, both
+of them with the tile's rows as their batch axis: `where(m, a, 0) @ where(m,
+b, 0)`, a factor that is a batched transpose masked beneath it. The padded
+steps contribute 0 @ 0 whatever their rows hold (masking one factor would
+not do: 0 * inf is NaN), so the sum is the same, and sdg-contract can fold it
+into one product over the tile's steps and rows (which the JAX backend runs
+on Tidal's CPU kernel, tidal.runtime.cpu_kernels): a mask on the product
+would stand between the sum and the matmul.
+
 The axis's size D may vary with the reduction's point only as a growing
 prefix: a causal read `x[0:t + 1]`, whose size grows by a constant with each
 step it uses (all of the reduction's domain). N is then the tile count of the
@@ -406,6 +416,8 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
     start = f"{tile} * {n}"
     ident = list(tdomain)
     new: dict[int, ir.Value] = {}
+    reads: dict[ir.Value, tuple[int, list, list]] = {}   # a tiled value: its op in the plan, operands, deps
+    masks: dict[tuple, ir.Value] = {}                    # (value, dependence, reduction kind): the masked value
 
     padded: dict[tuple, ir.Value] = {}
     clamped: list[ir.Value] = []   # the rows min(64 n + j, D - 1), made once, read by every clamped tile
@@ -494,16 +506,18 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
                  if o.attributes[j].name not in ("deps", "domain")}
         with ctx, o.location, ir.InsertionPoint(o):
             new[k] = _create(o.name, result, operands, deps, tdomain, attrs, ctx)
+        reads[new[k]] = (k, operands, deps)
 
     for r in plan.roots:
-        _reduce_tiles(plan, r, new, tile_of, n, count, tile, exact)
+        _reduce_tiles(plan, r, new, reads, masks, tile_of, n, count, tile, exact)
     for k in plan.roots + list(reversed(plan.chain)):
         if list(g.ops[k].results[0].uses):
             raise PassFailure("internal error in sdg-tile: a tiled op is still read", g.ops[k])
         g.ops[k].erase()
 
 
-def _reduce_tiles(plan: _Plan, r: int, new: dict, tile_of, n: str, count: str, tile: int, exact: bool) -> None:
+def _reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, masks: dict, tile_of, n: str, count: str, tile: int,
+                  exact: bool) -> None:
     """Root r as the reduction of its partial results, one per tile (masked
     with the reduction's identity where the last tile is padded)."""
     g, red = plan.g, plan.g.ops[r]
@@ -517,20 +531,55 @@ def _reduce_tiles(plan: _Plan, r: int, new: dict, tile_of, n: str, count: str, t
     else:
         value, vdep = tile_of(r, 0)
     vtype = value.type if vdep == ident else _read_type(value, tuple(vdep))
-    elt, vshape = tensor_element_type(vtype), tensor_shape(vtype)
+    elt = tensor_element_type(vtype)
     kind = _kind(red)
+
+    def masked(v: ir.Value, vdep: list, vtype: ir.Type) -> ir.Value:
+        """where(row < D - 64 n, v, the reduction's identity): the padded rows of the last tile left out
+        (made once for a tile value that several sums mask: a bias's gradient and its weight's)."""
+        key = (v, tuple(vdep), kind)
+        if key not in masks:
+            masks[key] = _mask(v, vdep, vtype)
+        return masks[key]
+
+    def _mask(v: ir.Value, vdep: list, vtype: ir.Type) -> ir.Value:
+        vshape = tensor_shape(vtype)
+        iota = _create("sdg.iota", tensor_type(vshape, "i64", ctx), [], [], tdomain,
+                       {"dim": ir.IntegerAttr.get(_i64(ctx), 0)}, ctx)
+        rows = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                       {"expr": expr_attr(_text(parse(f"{plan.size} - {start}")), ctx)}, ctx)
+        lt = ir.IntegerAttr.get(ir.IntegerType.get_signless(32, ctx), int(enums.BinaryKind.lt))
+        valid = _create("sdg.binary", tensor_type(vshape, "i1", ctx), [iota, rows], [ident, ident], tdomain,
+                        {"kind": lt}, ctx)
+        fill = _create("sdg.full", tensor_type([], elt, ctx), [], [], [],
+                       {"value": ir.FloatAttr.get(ir.F64Type.get(ctx), IDENTITY[kind])}, ctx)
+        return _create("sdg.where", vtype, [valid, v, fill], [ident, vdep, []], tdomain, ctx=ctx)
+
     with ctx, red.location, ir.InsertionPoint(red):
         if not exact:      # mask the padded rows of the last tile with the reduction's identity
-            iota = _create("sdg.iota", tensor_type(vshape, "i64", ctx), [], [], tdomain,
-                           {"dim": ir.IntegerAttr.get(_i64(ctx), 0)}, ctx)
-            rows = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
-                           {"expr": expr_attr(_text(parse(f"{plan.size} - {start}")), ctx)}, ctx)
-            lt = ir.IntegerAttr.get(ir.IntegerType.get_signless(32, ctx), int(enums.BinaryKind.lt))
-            valid = _create("sdg.binary", tensor_type(vshape, "i1", ctx), [iota, rows], [ident, ident], tdomain,
-                            {"kind": lt}, ctx)
-            fill = _create("sdg.full", tensor_type([], elt, ctx), [], [], [],
-                           {"value": ir.FloatAttr.get(ir.F64Type.get(ctx), IDENTITY[kind])}, ctx)
-            value = _create("sdg.where", vtype, [valid, value, fill], [ident, vdep, []], tdomain, ctx=ctx)
+            factors = _batched_factors(plan, src, value, vdep, ident, reads, tile) if kind == "sum" else None
+            if factors is None:
+                value = masked(value, vdep, vtype)
+            else:          # mask a sum's batched product through its factors (see _batched_factors)
+                operands, stale = [], []
+                for v in factors:
+                    k, args, deps = reads.get(v, (None, [], []))
+                    if k is not None and plan.g.ops[k].name == "sdg.permute" and deps == [ident] \
+                            and ir.DenseI64ArrayAttr(plan.g.ops[k].attributes["perm"])[0] == 0:
+                        # beneath a batched transpose, which sdg-contract folds into the contraction
+                        old = v
+                        v = _create("sdg.permute", v.type, [masked(args[0], ident, args[0].type)], [ident],
+                                    tdomain, {"perm": plan.g.ops[k].attributes["perm"]}, ctx)
+                        stale.append(old)
+                    else:
+                        v = masked(v, ident, v.type)
+                    operands.append(v)
+                product = value.owner
+                value = _create("sdg.matmul", value.type, operands, [ident, ident], tdomain, ctx=ctx)
+                product.erase()
+                for v in stale:      # a transpose only the product read
+                    if not list(v.uses):
+                        v.owner.erase()
             vdep = ident
         attrs = {red.attributes[j].name: red.attributes[j].attr for j in range(len(red.attributes))
                  if red.attributes[j].name not in ("deps", "domain")}
@@ -540,3 +589,28 @@ def _reduce_tiles(plan: _Plan, r: int, new: dict, tile_of, n: str, count: str, t
         final = _create("sdg.reduce", red.results[0].type, [partial], [domain + [f"0:{count}"]], domain,
                         final_attrs, ctx)
     red.results[0].replace_all_uses_with(final)
+
+
+def _batched_factors(plan: _Plan, src, value: ir.Value, vdep: list, ident: list, reads: dict,
+                     tile: int) -> list | None:
+    """The factors of the tiled batched matmul that a sum root alone reads, if the
+    mask of the last tile may move onto them: both of the product's rank (>= 3),
+    read whole, with the tile's rows as their batch axis 0. Then
+    sum(where(m, a @ b, 0)) equals sum(where(m, a, 0) @ where(m, b, 0))
+    exactly, the padded steps' products 0 @ 0 whatever their rows hold (masking
+    one factor would not do: 0 * inf is NaN), and sdg-contract can fold the sum
+    into one contraction over every row of the tile (a (16 * 64, 64) by
+    (16 * 64, 64) product in place of 16 small ones, a mask and a sum). None:
+    mask the product."""
+    g = plan.g
+    if src is None or g.ops[src].name != "sdg.matmul" or len(g.readers[src]) != 1 or vdep != ident \
+            or value not in reads:
+        return None
+    shape = tensor_shape(value.type)
+    if len(shape) < 3 or tensor_element_type(value.type) not in FLOATS:
+        return None
+    _, factors, deps = reads[value]
+    for v, d in zip(factors, deps):
+        if d != ident or tensor_shape(v.type)[:1] != [str(tile)] or len(tensor_shape(v.type)) != len(shape):
+            return None
+    return factors

@@ -23,7 +23,7 @@ from tidal.dialects.attrs import expr_text
 from tidal.lowering.graph import Graph, Node, read_island
 from tidal.symbolic import Expr, parse
 
-from .. import kernels as K
+from .. import cpu_kernels, kernels as K
 
 __all__ = ["OpDef", "decode", "DTYPES", "REDUCE_IDENTITY", "INDEXING"]
 
@@ -138,6 +138,9 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None):
     # matmuls whose right operand is a permute body op (_transposed_matmul)
     candidates = {j for j, (x, sources, _) in enumerate(steps) if x.kind == "matmul" and sources[1][0] == "op"
                   and steps[sources[1][1]][0].kind == "permute" and j not in (masks or {})}
+    # matmuls whose left operand is a 2-D transpose body op: a weight gradient over rows (_rows_matmul)
+    lefts = {j for j, (x, sources, _) in enumerate(steps) if x.kind == "matmul" and sources[0][0] == "op"
+             and steps[sources[0][1]][0].kind == "permute" and j not in (masks or {})}
 
     def fn(xp, args, sv):
         values = []
@@ -151,6 +154,11 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None):
                 ins[number] = xp.where(keep, v, xp.asarray(identity, dtype=v.dtype))
             if j in candidates and xp is not np:
                 fast = _transposed_matmul(xp, x, steps[sources[1][1]], args, values, ins[0])
+                if fast is not None:
+                    values.append(fast)
+                    continue
+            if j in lefts and xp is not np:
+                fast = _rows_matmul(x, steps[sources[0][1]], args, values, ins[1])
                 if fast is not None:
                     values.append(fast)
                     continue
@@ -177,6 +185,23 @@ def _transposed_matmul(xp, x, permute_step, args, values, a):
     swapped = perm[:-2] + [perm[-1], perm[-2]]      # y's last axis last: the contraction runs along rows
     out = xp.einsum("...mk,...nk->...mn", a, xp.transpose(y, swapped))
     return out.astype(x.dtypes[0])
+
+
+def _rows_matmul(x, permute_step, args, values, b):
+    """`permute(y) @ b` with y of shape (K, M) transposed, both float32: the
+    product contracts y and b over their rows (a weight gradient, h^T @ g), which
+    XLA:CPU runs on Eigen at 2/3 of its usual speed; Tidal's CPU kernel
+    (tidal.runtime.cpu_kernels) runs it at full speed. None: a product the kernel
+    does not take (another platform, dtype or shape, a small one, no kernel)."""
+    import jax
+
+    producer, (src_kind, i) = permute_step[0], permute_step[1][0]
+    y = args[i] if src_kind == "arg" else values[i]
+    if y.ndim != 2 or b.ndim != 2 or [p % 2 for p in producer.attrs["perm"]] != [1, 0] \
+            or x.dtypes[0] != np.float32 or min(y.shape[1], b.shape[1]) < cpu_kernels.MIN_SIZE \
+            or jax.default_backend() != "cpu":
+        return None
+    return cpu_kernels.tn_matmul(y, b)
 
 
 def decode(node: Node, graph: Graph) -> OpDef:

@@ -162,6 +162,39 @@ sdg.graph @shared dims [] {
 
 // -----
 
+// A weight gradient over 100 steps (sum over the steps of h[t]^T @ g[t], h a
+// tanh): the last tile is masked through the product's factors, h beneath its
+// batched transpose and g, not through the product: the padded steps multiply
+// 0 by 0 whatever their rows hold, and sdg-contract can then fold the sum into
+// one contraction over the tile's steps and rows. The max over the same
+// products keeps the product's mask (a factor's 0 is not max's identity).
+// CHECK-LABEL: sdg.graph @factors dims [n < N = 2]
+// CHECK: %[[H:.*]] = sdg.unary tanh %{{.*}}[n] domain [n] {{.*}} -> !tidal.tensor<[64, 8, 16], f32>
+// CHECK: %[[G:.*]] = sdg.slice 0 at <64 * n> %{{.*}}[] domain [n] : (!tidal.tensor<[128, 8, 4], f32>) -> !tidal.tensor<[64, 8, 4], f32>
+// CHECK: %[[HM:.*]] = sdg.where %{{.*}}[n], %[[H]][n], %{{.*}}[] domain [n] : ({{.*}}) -> !tidal.tensor<[64, 8, 16], f32>
+// CHECK: %[[HT:.*]] = sdg.permute [0, 2, 1] %[[HM]][n] domain [n]
+// CHECK: %[[GM:.*]] = sdg.where %{{.*}}[n], %[[G]][n], %{{.*}}[] domain [n] : ({{.*}}) -> !tidal.tensor<[64, 8, 4], f32>
+// CHECK: %[[P:.*]] = sdg.matmul %[[HT]][n], %[[GM]][n] domain [n]
+// CHECK: %[[Q:.*]] = sdg.reduce sum [0] %[[P]][n] domain [n] : (!tidal.tensor<[64, 16, 4], f32>) -> !tidal.tensor<[16, 4], f32>
+// CHECK: sdg.reduce sum [0] %[[Q]][0:N] domain [] : (!tidal.tensor<[16, 4], f32>) -> !tidal.tensor<[16, 4], f32>
+// CHECK: %[[P2:.*]] = sdg.matmul %{{.*}}[n], %{{.*}}[n] domain [n]
+// CHECK: %[[M2:.*]] = sdg.where %{{.*}}[n], %[[P2]][n], %{{.*}}[] domain [n] : ({{.*}}) -> !tidal.tensor<[64, 16, 4], f32>
+// CHECK: sdg.reduce max [0] %[[M2]][n] domain [n]
+sdg.graph @factors dims [] {
+  %x = sdg.input "x" domain [] : !tidal.tensor<[100, 8, 16], f32>
+  %g = sdg.input "g" domain [] : !tidal.tensor<[100, 8, 4], f32>
+  %h = sdg.unary tanh %x[] domain [] : (!tidal.tensor<[100, 8, 16], f32>) -> !tidal.tensor<[100, 8, 16], f32>
+  %ht = sdg.permute [0, 2, 1] %h[] domain [] : (!tidal.tensor<[100, 8, 16], f32>) -> !tidal.tensor<[100, 16, 8], f32>
+  %p = sdg.matmul %ht[], %g[] domain [] : (!tidal.tensor<[100, 16, 8], f32>, !tidal.tensor<[100, 8, 4], f32>) -> !tidal.tensor<[100, 16, 4], f32>
+  %dw = sdg.reduce sum [0] %p[] domain [] : (!tidal.tensor<[100, 16, 4], f32>) -> !tidal.tensor<[16, 4], f32>
+  %p2 = sdg.matmul %ht[], %g[] domain [] : (!tidal.tensor<[100, 16, 8], f32>, !tidal.tensor<[100, 8, 4], f32>) -> !tidal.tensor<[100, 16, 4], f32>
+  %mx = sdg.reduce max [0] %p2[] domain [] : (!tidal.tensor<[100, 16, 4], f32>) -> !tidal.tensor<[16, 4], f32>
+  sdg.output "dw" %dw[] domain [] : !tidal.tensor<[16, 4], f32>
+  sdg.output "mx" %mx[] domain [] : !tidal.tensor<[16, 4], f32>
+}
+
+// -----
+
 // A causal prefix (x[0:t + 1]: a size that grows with the point): tiles n of
 // 64 rows up to the largest prefix, N = (T + 63) floordiv 64; at step t the
 // partial sums of its t floordiv 64 + 1 tiles are reduced (the tiles past the
