@@ -417,7 +417,6 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
     ident = list(tdomain)
     new: dict[int, ir.Value] = {}
     reads: dict[ir.Value, tuple[int, list, list]] = {}   # a tiled value: its op in the plan, operands, deps
-    masks: dict[tuple, ir.Value] = {}                    # (value, dependence, reduction kind): the masked value
 
     padded: dict[tuple, ir.Value] = {}
     clamped: list[ir.Value] = []   # the rows min(64 n + j, D - 1), made once, read by every clamped tile
@@ -509,14 +508,14 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
         reads[new[k]] = (k, operands, deps)
 
     for r in plan.roots:
-        _reduce_tiles(plan, r, new, reads, masks, tile_of, n, count, tile, exact)
+        _reduce_tiles(plan, r, new, reads, tile_of, n, count, tile, exact)
     for k in plan.roots + list(reversed(plan.chain)):
         if list(g.ops[k].results[0].uses):
             raise PassFailure("internal error in sdg-tile: a tiled op is still read", g.ops[k])
         g.ops[k].erase()
 
 
-def _reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, masks: dict, tile_of, n: str, count: str, tile: int,
+def _reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, count: str, tile: int,
                   exact: bool) -> None:
     """Root r as the reduction of its partial results, one per tile (masked
     with the reduction's identity where the last tile is padded)."""
@@ -535,14 +534,10 @@ def _reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, masks: dict, tile
     kind = _kind(red)
 
     def masked(v: ir.Value, vdep: list, vtype: ir.Type) -> ir.Value:
-        """where(row < D - 64 n, v, the reduction's identity): the padded rows of the last tile left out
-        (made once for a tile value that several sums mask: a bias's gradient and its weight's)."""
-        key = (v, tuple(vdep), kind)
-        if key not in masks:
-            masks[key] = _mask(v, vdep, vtype)
-        return masks[key]
-
-    def _mask(v: ir.Value, vdep: list, vtype: ir.Type) -> ir.Value:
+        """where(row < D - 64 n, v, the reduction's identity): the padded rows of the last tile left
+        out. One per read, not shared between the sums that mask one value (a bias's gradient and its
+        weight's): each fuses into its reader (the backend's kernel for a product over rows skips the
+        masked rows when it sees the mask next to the product, tidal.runtime.cpu_kernels)."""
         vshape = tensor_shape(vtype)
         iota = _create("sdg.iota", tensor_type(vshape, "i64", ctx), [], [], tdomain,
                        {"dim": ir.IntegerAttr.get(_i64(ctx), 0)}, ctx)

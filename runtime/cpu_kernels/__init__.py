@@ -2,6 +2,7 @@
 
     from tidal.runtime import cpu_kernels
     c = cpu_kernels.tn_matmul(a, b)       # a: (K, M), b: (K, N) float32 -> a.T @ b
+    c = cpu_kernels.tn_matmul(a, b, r)    # a[:r].T @ b[:r] (a last tile's valid rows)
     cpu_kernels.status()                  # "ready: ...so" or why the kernels are not used
 
 `tn_matmul` is the product of a weight gradient summed over rows (sdg-contract's
@@ -14,8 +15,8 @@ whose left operand is the transpose of a 2-D value, on the CPU platform
 The C++ source is compiled on first use, with the C++ compiler that built
 the dialects (`$CXX`, else `c++`), against the installed jaxlib's FFI headers
 (`jax.ffi.include_dir()`), into `$TIDAL_CACHE_DIR` (default
-`~/.cache/tidal`)/cpu-kernels, one library per source, jaxlib version and
-compiler; processes that compile at once each write their own file and
+`~/.cache/tidal`)/cpu-kernels (a temporary directory if that cannot be
+written), one library per source, jaxlib version and compiler; processes that compile at once each write their own file and
 rename it into place. If anything fails (no compiler, no headers) the
 kernels are not used and every product stays XLA's; `status()` says why.
 `TIDAL_CPU_KERNELS=0` turns them off; `TIDAL_CPU_KERNELS_GENERIC=1` (read
@@ -34,7 +35,7 @@ import threading
 __all__ = ["tn_matmul", "available", "status", "MIN_SIZE"]
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tn_matmul.cc")
-_TARGET = "tidal_tn_matmul"
+_TARGET, _TARGET_ROWS = "tidal_tn_matmul", "tidal_tn_matmul_rows"
 # below this many rows or columns XLA's product is as fast (the kernel works in
 # blocks of 8 rows by 32 columns of the result)
 MIN_SIZE = 16
@@ -49,8 +50,20 @@ def _cache_dir() -> str:
     return os.path.join(root, "cpu-kernels")
 
 
+def _library_path(name: str) -> str:
+    """The library's path in the cache directory, or in a per-user temporary one
+    when the cache cannot be written (a read-only home)."""
+    for folder in (_cache_dir(), os.path.join(tempfile.gettempdir(), f"tidal-cpu-kernels-{os.getuid()}")):
+        try:
+            os.makedirs(folder, exist_ok=True)
+            if os.access(folder, os.W_OK) or os.path.exists(os.path.join(folder, name)):
+                return os.path.join(folder, name)
+        except OSError:
+            continue
+    raise OSError("no writable directory for the CPU kernels' library (set TIDAL_CACHE_DIR)")
+
+
 def _compile(compiler: str, include: str, out: str) -> None:
-    os.makedirs(os.path.dirname(out), exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=os.path.dirname(out))
     os.close(fd)
     try:
@@ -84,11 +97,12 @@ def _load() -> bool:
             include = jax.ffi.include_dir()
             with open(_SOURCE, "rb") as f:
                 key = hashlib.sha256(f.read() + f"{jaxlib.__version__}|{compiler}".encode()).hexdigest()[:16]
-            path = os.path.join(_cache_dir(), f"libtidal_cpu_kernels-{key}.so")
+            path = _library_path(f"libtidal_cpu_kernels-{key}.so")
             if not os.path.exists(path):
                 _compile(compiler, include, path)
             lib = ctypes.CDLL(path)
             jax.ffi.register_ffi_target(_TARGET, jax.ffi.pycapsule(lib.TidalTnMatmul), platform="cpu")
+            jax.ffi.register_ffi_target(_TARGET_ROWS, jax.ffi.pycapsule(lib.TidalTnMatmulRows), platform="cpu")
         except subprocess.CalledProcessError as e:
             _state["why"] = f"compiling {_SOURCE} failed: {(e.stderr or '').strip()[-500:]}"
             return False
@@ -109,13 +123,19 @@ def status() -> str:
     return _state["why"]
 
 
-def tn_matmul(a, b):
+def tn_matmul(a, b, rows=None):
     """a.T @ b for float32 JAX arrays a (K, M) and b (K, N), by the FFI kernel;
-    None when the kernels are unavailable or the shapes are not that."""
+    with `rows` (an integer scalar, traced or not), a[:rows].T @ b[:rows], rows
+    clamped to [0, K]: the product of both operands zeroed past `rows`, whatever
+    they hold there. None when the kernels are unavailable or the shapes are
+    not that."""
     import jax
     import jax.numpy as jnp
 
     if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0] or a.dtype != jnp.float32 \
             or b.dtype != jnp.float32 or not _load():
         return None
-    return jax.ffi.ffi_call(_TARGET, jax.ShapeDtypeStruct((a.shape[1], b.shape[1]), jnp.float32))(a, b)
+    out = jax.ShapeDtypeStruct((a.shape[1], b.shape[1]), jnp.float32)
+    if rows is None:
+        return jax.ffi.ffi_call(_TARGET, out)(a, b)
+    return jax.ffi.ffi_call(_TARGET_ROWS, out)(a, b, jnp.asarray(rows).astype(jnp.int32).reshape(()))

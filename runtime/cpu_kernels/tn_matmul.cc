@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "xla/ffi/api/ffi.h"
 
@@ -95,11 +96,13 @@ void tn_generic(const float* a, const float* b, float* c, int64_t K, int64_t M, 
 }  // namespace
 
 
-static ffi::Error TnImpl(ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b, ffi::ResultBuffer<ffi::F32> c) {
+static ffi::Error Run(const char* name, ffi::Buffer<ffi::F32>& a, ffi::Buffer<ffi::F32>& b, int64_t rows,
+                      ffi::ResultBuffer<ffi::F32>& c) {
   auto ad = a.dimensions(), bd = b.dimensions();
   if (ad.size() != 2 || bd.size() != 2 || ad[0] != bd[0])
-    return ffi::Error::InvalidArgument("tidal_tn_matmul: operands must be (K, M) and (K, N)");
-  int64_t K = ad[0], M = ad[1], N = bd[1];
+    return ffi::Error::InvalidArgument(std::string(name) + ": operands must be (K, M) and (K, N)");
+  int64_t K = ad[0] < rows ? ad[0] : rows, M = ad[1], N = bd[1];
+  if (K < 0) K = 0;
   static const bool fast = __builtin_cpu_supports("avx512f") && !std::getenv("TIDAL_CPU_KERNELS_GENERIC");
   if (fast)
     tn512(a.typed_data(), b.typed_data(), c->typed_data(), K, M, N);
@@ -108,5 +111,24 @@ static ffi::Error TnImpl(ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b, ffi::
   return ffi::Error::Success();
 }
 
+// C = A^T B over every row.
+static ffi::Error TnImpl(ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b, ffi::ResultBuffer<ffi::F32> c) {
+  return Run("tidal_tn_matmul", a, b, a.dimensions().size() ? a.dimensions()[0] : 0, c);
+}
+
+// C = A[:rows]^T B[:rows] (rows clamped to [0, K]): the rows past `rows` (a last
+// tile's padding) are not read, as if both operands were zero there.
+static ffi::Error TnRowsImpl(ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b, ffi::Buffer<ffi::S32> rows,
+                             ffi::ResultBuffer<ffi::F32> c) {
+  if (rows.element_count() != 1) return ffi::Error::InvalidArgument("tidal_tn_matmul_rows: rows must be a scalar");
+  return Run("tidal_tn_matmul_rows", a, b, rows.typed_data()[0], c);
+}
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(TidalTnMatmul, TnImpl,
                               ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(TidalTnMatmulRows, TnRowsImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::S32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());

@@ -125,16 +125,18 @@ def _island(node: Node, graph: Graph) -> OpDef:
     names = [[(f"{j}.{name}", name) for name, _ in x.scalars] for j, x in enumerate(defs)]
     steps = list(zip(defs, body.sources, names))
     d.attrs["body"] = (body, defs)
-    d.attrs["island_fn"] = lambda masks=None: _island_fn(steps, body.yields, masks)
-    d.fn = _island_fn(steps, body.yields)
+    zeros = {e.number for e in node.edges if graph.nodes[e.source].name == "sdg.full"
+             and ir.FloatAttr(graph.nodes[e.source].op.attributes["value"]).value == 0.0}
+    d.attrs["island_fn"] = lambda masks=None: _island_fn(steps, body.yields, masks, zeros)
+    d.fn = _island_fn(steps, body.yields, zeros=zeros)
     return d
 
 
-def _island_fn(steps: list, yields: list, masks: dict | None = None):
+def _island_fn(steps: list, yields: list, masks: dict | None = None, zeros: frozenset | set = frozenset()):
     """The island's function. `masks` (padded islands, padded.py): body op j
     -> [(operand, axis, identity)]: that operand's elements at positions >=
     sv["_n"] along `axis` are replaced by `identity` before op j reduces or
-    contracts the axis."""
+    contracts the axis. `zeros`: the island's operands that are the constant 0."""
     # matmuls whose right operand is a permute body op (_transposed_matmul)
     candidates = {j for j, (x, sources, _) in enumerate(steps) if x.kind == "matmul" and sources[1][0] == "op"
                   and steps[sources[1][1]][0].kind == "permute" and j not in (masks or {})}
@@ -158,7 +160,7 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None):
                     values.append(fast)
                     continue
             if j in lefts and xp is not np:
-                fast = _rows_matmul(x, steps[sources[0][1]], args, values, ins[1])
+                fast = _rows_matmul(x, steps, sources, args, values, ins[1], sv, zeros)
                 if fast is not None:
                     values.append(fast)
                     continue
@@ -187,21 +189,58 @@ def _transposed_matmul(xp, x, permute_step, args, values, a):
     return out.astype(x.dtypes[0])
 
 
-def _rows_matmul(x, permute_step, args, values, b):
+def _rows_matmul(x, steps, sources, args, values, b, sv, zeros):
     """`permute(y) @ b` with y of shape (K, M) transposed, both float32: the
     product contracts y and b over their rows (a weight gradient, h^T @ g), which
     XLA:CPU runs on Eigen at 2/3 of its usual speed; Tidal's CPU kernel
-    (tidal.runtime.cpu_kernels) runs it at full speed. None: a product the kernel
-    does not take (another platform, dtype or shape, a small one, no kernel)."""
+    (tidal.runtime.cpu_kernels) runs it at full speed. When both operands are
+    reshapes of values whose rows past the same bound are zeroed (sdg-tile's
+    masks of a last tile, `where(iota 0 < T - 16 n, h, 0)`), the kernel reads
+    only the rows before it, and the masks are not computed. None: a product
+    the kernel does not take (another platform, dtype or shape, a small one,
+    no kernel)."""
     import jax
 
-    producer, (src_kind, i) = permute_step[0], permute_step[1][0]
-    y = args[i] if src_kind == "arg" else values[i]
-    if y.ndim != 2 or b.ndim != 2 or [p % 2 for p in producer.attrs["perm"]] != [1, 0] \
+    def value(src):
+        return args[src[1]] if src[0] == "arg" else values[src[1]]
+
+    permute = steps[sources[0][1]]
+    y = value(permute[1][0])
+    if y.ndim != 2 or b.ndim != 2 or [p % 2 for p in permute[0].attrs["perm"]] != [1, 0] \
             or x.dtypes[0] != np.float32 or min(y.shape[1], b.shape[1]) < cpu_kernels.MIN_SIZE \
             or jax.default_backend() != "cpu":
         return None
+    masked = [_masked_rows(steps, src, zeros) for src in (permute[1][0], sources[1])]
+    if all(m is not None for m in masked) and masked[0][1] == masked[1][1]:
+        h, g, step = value(masked[0][0]), value(masked[1][0]), masked[1][2]
+        if h.ndim >= 2 and g.ndim >= 2 and h.shape[0] == g.shape[0] and h.shape[1:-1] == g.shape[1:-1] \
+                and h.shape[-1] == y.shape[1] and g.shape[-1] == b.shape[1] and y.shape[0] == b.shape[0] \
+                and h.size // h.shape[-1] == y.shape[0]:
+            inner = y.shape[0] // max(h.shape[0], 1)
+            bound = jax.numpy.clip(sv[f"{step}.value"], 0, h.shape[0]) * inner
+            return cpu_kernels.tn_matmul(h.reshape(y.shape), g.reshape(b.shape), bound)
     return cpu_kernels.tn_matmul(y, b)
+
+
+def _masked_rows(steps, src, zeros):
+    """For a body value that is the reshape of `where(iota(dim 0) < v, x, 0)`
+    (v a symbol_value body op, 0 a zero constant): (x's source, v's expression
+    text, v's body index); else None."""
+    if src[0] != "op" or steps[src[1]][0].kind != "reshape":
+        return None
+    where = steps[src[1]][1][0]
+    if where[0] != "op" or steps[where[1]][0].kind != "where":
+        return None
+    (ck, c), x, (fk, f) = steps[where[1]][1]
+    zero = (fk == "arg" and f in zeros) or (fk == "op" and steps[f][0].kind == "full"
+                                             and ir.FloatAttr(steps[f][0].node.op.attributes["value"]).value == 0.0)
+    if ck != "op" or not zero or steps[c][0].kind != "binary" or steps[c][0].node.attrs.get("kind_name") != "lt":
+        return None
+    (ik, i), (vk, v) = steps[c][1]
+    if ik != "op" or vk != "op" or steps[i][0].kind != "iota" or steps[i][0].attrs.get("dim") != 0 \
+            or steps[v][0].kind != "symbol_value":
+        return None
+    return x, str(steps[v][0].scalars[0][1]), v
 
 
 def decode(node: Node, graph: Graph) -> OpDef:

@@ -48,6 +48,20 @@ def test_random_shapes_match_numpy(K, M, N, seed):
     _check(K, M, N, seed)
 
 
+@pytest.mark.parametrize("rows", [0, 1, 77, 299, 300, 1000, -5])
+def test_rows_bound_the_contraction(rows):
+    """tn_matmul(a, b, rows): the rows past the bound (a last tile's padding,
+    here NaN) are not read; the bound is clamped to [0, K]."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((300, 33)).astype(np.float32)
+    b = rng.standard_normal((300, 40)).astype(np.float32)
+    keep = max(0, min(rows, 300))
+    a[keep:], b[keep:] = np.nan, np.inf
+    got = np.asarray(jax.jit(cpu_kernels.tn_matmul)(jnp.asarray(a), jnp.asarray(b), jnp.int32(rows)))
+    want = a[:keep].astype(np.float64).T @ b[:keep].astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
 def test_the_portable_loops_match_numpy():
     """TIDAL_CPU_KERNELS_GENERIC=1 (read once per process): the loops a CPU
     without AVX-512 runs, at the same shape classes."""
@@ -84,9 +98,13 @@ def _weight_gradient_program():
 
 
 def test_a_programs_weight_gradient_runs_on_the_kernel(monkeypatch):
+    """The tiles' sums of products run on the kernel, the last tile's padding (g's
+    rows past T repeat row T - 1: counted, they would change the sum) bounded by
+    the kernel's rows instead of the masks sdg-tile puts on both factors."""
     calls = []
     real = cpu_kernels.tn_matmul
-    monkeypatch.setattr(cpu_kernels, "tn_matmul", lambda a, b: calls.append((a.shape, b.shape)) or real(a, b))
+    monkeypatch.setattr(cpu_kernels, "tn_matmul",
+                        lambda a, b, rows=None: calls.append((a.shape, b.shape, rows is not None)) or real(a, b, rows))
     rng = np.random.default_rng(2)
     h = rng.standard_normal((7, 32, 48)).astype(np.float32)
     g = rng.standard_normal((7, 32, 20)).astype(np.float32)
@@ -95,7 +113,8 @@ def test_a_programs_weight_gradient_runs_on_the_kernel(monkeypatch):
     np.testing.assert_allclose(out["dw"], want, rtol=1e-4, atol=1e-4)
     # the default pipeline tiles it (42 steps of 32 rows a tile at the assumed bounds; the
     # last tile masked through both factors) and contracts each tile's sum
-    assert calls and all(a[1] == 48 and b[1] == 20 and a[0] == b[0] and a[0] % 32 == 0 for a, b in calls), calls
+    assert calls and all(a[1] == 48 and b[1] == 20 and a[0] == b[0] and a[0] % 32 == 0 and bounded
+                         for a, b, bounded in calls), calls
 
 
 def test_with_the_kernels_off_the_program_gives_the_same_values():
