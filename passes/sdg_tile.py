@@ -104,30 +104,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
 from mlir import ir
 
 from tidal.dialects import enums, ops_named
-from tidal.dialects.attrs import derived_bounds, expr_attr, index_attr, tensor_element_type, tensor_shape, \
-    tensor_type
-from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplify, substitute, to_text
+from tidal.dialects.attrs import derived_bounds, expr_attr, tensor_element_type, tensor_shape, tensor_type
+from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplify, substitute
 
 from .base import ModulePass, PassFailure, option
 from .sdg_build import value_bytes
 from .sdg_fuse import _read_type
 from .sdg_graph_view import _View
+from .sdg_tile_reduce import FLOATS, IDENTITY, _create, _i64, _kind, _text, reduce_tiles
 
 __all__ = ["SdgTile"]
 
 ROW_WISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast", "sdg.reduce", "sdg.matmul"}
 # ops that move or index elements along one dim: row-wise when that dim is not axis 0
 ALONG_DIM = {"sdg.take", "sdg.slice", "sdg.pad", "sdg.squeeze", "sdg.unsqueeze"}
-IDENTITY = {"sum": 0.0, "prod": 1.0, "max": -np.inf, "min": np.inf}
-FLOATS = {"f16", "bf16", "f32", "f64"}
 
-
-def _text(e) -> str:
-    return to_text(simplify(e), mlir=True)
 
 
 def _same(a: str, b: str) -> bool:
@@ -135,10 +129,6 @@ def _same(a: str, b: str) -> bool:
         return parse(a).same(parse(b)) or simplify(parse(f"({a}) - ({b})")).same(parse("0"))
     except SymbolicError:
         return False
-
-
-def _i64(ctx) -> ir.Type:
-    return ir.IntegerType.get_signless(64, ctx)
 
 
 class _Plan:
@@ -257,10 +247,6 @@ def _plans(g: _View, derived: set):
                             and _makes_axis(dep):
                         plan.made.append((k, i))
             yield plan
-
-
-def _kind(o: ir.Operation) -> str:
-    return str(enums.ReduceKind(ir.IntegerAttr(o.attributes["kind"]).value))
 
 
 def _makes_axis(dep) -> bool:
@@ -393,15 +379,6 @@ def _new_dim(graph: ir.Operation, size: str, tile: int) -> tuple[str, str]:
     return step, bound
 
 
-def _create(name: str, result: ir.Type, operands: list, deps: list, domain: list, attrs: dict | None = None,
-            ctx=None) -> ir.Value:
-    attrs = dict(attrs or {})
-    if operands:
-        attrs["deps"] = ir.ArrayAttr.get([index_attr(d, ctx) for d in deps], ctx)
-    attrs["domain"] = index_attr(domain, ctx)
-    return ir.Operation.create(name, results=[result], operands=operands, attributes=attrs).results[0]
-
-
 def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_bytes: int) -> None:
     g = plan.g
     ctx = graph.context
@@ -508,104 +485,8 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
         reads[new[k]] = (k, operands, deps)
 
     for r in plan.roots:
-        _reduce_tiles(plan, r, new, reads, tile_of, n, count, tile, exact)
+        reduce_tiles(plan, r, new, reads, tile_of, n, count, tile, exact)
     for k in plan.roots + list(reversed(plan.chain)):
         if list(g.ops[k].results[0].uses):
             raise PassFailure("internal error in sdg-tile: a tiled op is still read", g.ops[k])
         g.ops[k].erase()
-
-
-def _reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, count: str, tile: int,
-                  exact: bool) -> None:
-    """Root r as the reduction of its partial results, one per tile (masked
-    with the reduction's identity where the last tile is padded)."""
-    g, red = plan.g, plan.g.ops[r]
-    ctx = red.context
-    domain = list(plan.domain)
-    tdomain = ident = domain + [n]
-    start = f"{tile} * {n}"
-    src, dep = g.reads[r][0]
-    if src in new:
-        value, vdep = new[src], list(dep) + [n]
-    else:
-        value, vdep = tile_of(r, 0)
-    vtype = value.type if vdep == ident else _read_type(value, tuple(vdep))
-    elt = tensor_element_type(vtype)
-    kind = _kind(red)
-
-    def masked(v: ir.Value, vdep: list, vtype: ir.Type) -> ir.Value:
-        """where(row < D - 64 n, v, the reduction's identity): the padded rows of the last tile left
-        out. One per read, not shared between the sums that mask one value (a bias's gradient and its
-        weight's): each fuses into its reader (the backend's kernel for a product over rows skips the
-        masked rows when it sees the mask next to the product, tidal.runtime.cpu_kernels)."""
-        vshape = tensor_shape(vtype)
-        iota = _create("sdg.iota", tensor_type(vshape, "i64", ctx), [], [], tdomain,
-                       {"dim": ir.IntegerAttr.get(_i64(ctx), 0)}, ctx)
-        rows = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
-                       {"expr": expr_attr(_text(parse(f"{plan.size} - {start}")), ctx)}, ctx)
-        lt = ir.IntegerAttr.get(ir.IntegerType.get_signless(32, ctx), int(enums.BinaryKind.lt))
-        valid = _create("sdg.binary", tensor_type(vshape, "i1", ctx), [iota, rows], [ident, ident], tdomain,
-                        {"kind": lt}, ctx)
-        fill = _create("sdg.full", tensor_type([], elt, ctx), [], [], [],
-                       {"value": ir.FloatAttr.get(ir.F64Type.get(ctx), IDENTITY[kind])}, ctx)
-        return _create("sdg.where", vtype, [valid, v, fill], [ident, vdep, []], tdomain, ctx=ctx)
-
-    with ctx, red.location, ir.InsertionPoint(red):
-        if not exact:      # mask the padded rows of the last tile with the reduction's identity
-            factors = _batched_factors(plan, src, value, vdep, ident, reads, tile) if kind == "sum" else None
-            if factors is None:
-                value = masked(value, vdep, vtype)
-            else:          # mask a sum's batched product through its factors (see _batched_factors)
-                operands, stale = [], []
-                for v in factors:
-                    k, args, deps = reads.get(v, (None, [], []))
-                    if k is not None and plan.g.ops[k].name == "sdg.permute" and deps == [ident] \
-                            and ir.DenseI64ArrayAttr(plan.g.ops[k].attributes["perm"])[0] == 0:
-                        # beneath a batched transpose, which sdg-contract folds into the contraction
-                        old = v
-                        v = _create("sdg.permute", v.type, [masked(args[0], ident, args[0].type)], [ident],
-                                    tdomain, {"perm": plan.g.ops[k].attributes["perm"]}, ctx)
-                        stale.append(old)
-                    else:
-                        v = masked(v, ident, v.type)
-                    operands.append(v)
-                product = value.owner
-                value = _create("sdg.matmul", value.type, operands, [ident, ident], tdomain, ctx=ctx)
-                product.erase()
-                for v in stale:      # a transpose only the product read
-                    if not list(v.uses):
-                        v.owner.erase()
-            vdep = ident
-        attrs = {red.attributes[j].name: red.attributes[j].attr for j in range(len(red.attributes))
-                 if red.attributes[j].name not in ("deps", "domain")}
-        partial = _create("sdg.reduce", red.results[0].type, [value], [vdep], tdomain, attrs, ctx)
-        final_attrs = {a: v for a, v in attrs.items() if a != "keepdim"}   # a partial with keepdim has the axis
-        final_attrs["dims"] = ir.DenseI64ArrayAttr.get([0], ctx)
-        final = _create("sdg.reduce", red.results[0].type, [partial], [domain + [f"0:{count}"]], domain,
-                        final_attrs, ctx)
-    red.results[0].replace_all_uses_with(final)
-
-
-def _batched_factors(plan: _Plan, src, value: ir.Value, vdep: list, ident: list, reads: dict,
-                     tile: int) -> list | None:
-    """The factors of the tiled batched matmul that a sum root alone reads, if the
-    mask of the last tile may move onto them: both of the product's rank (>= 3),
-    read whole, with the tile's rows as their batch axis 0. Then
-    sum(where(m, a @ b, 0)) equals sum(where(m, a, 0) @ where(m, b, 0))
-    exactly, the padded steps' products 0 @ 0 whatever their rows hold (masking
-    one factor would not do: 0 * inf is NaN), and sdg-contract can fold the sum
-    into one contraction over every row of the tile (a (16 * 64, 64) by
-    (16 * 64, 64) product in place of 16 small ones, a mask and a sum). None:
-    mask the product."""
-    g = plan.g
-    if src is None or g.ops[src].name != "sdg.matmul" or len(g.readers[src]) != 1 or vdep != ident \
-            or value not in reads:
-        return None
-    shape = tensor_shape(value.type)
-    if len(shape) < 3 or tensor_element_type(value.type) not in FLOATS:
-        return None
-    _, factors, deps = reads[value]
-    for v, d in zip(factors, deps):
-        if d != ident or tensor_shape(v.type)[:1] != [str(tile)] or len(tensor_shape(v.type)) != len(shape):
-            return None
-    return factors
