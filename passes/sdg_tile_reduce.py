@@ -87,6 +87,16 @@ def reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, c
         if not exact:      # mask the padded rows of the last tile with the reduction's identity
             factors = _batched_factors(plan, src, value, vdep, ident, reads, tile) if kind == "sum" else None
             if factors is None:
+                rank = len(tensor_shape(vtype))
+                rest = sorted({d % rank for d in ir.DenseI64ArrayAttr(red.attributes["dims"])} - {0})
+                if rest and len(rest) + 1 == len(ir.DenseI64ArrayAttr(red.attributes["dims"])):
+                    # the root reduces the rows and other axes: reduce the others first (keepdim), so
+                    # that the mask selects among (tile, kept axes) partials, not every element
+                    kshape = ["1" if a in rest else x for a, x in enumerate(tensor_shape(vtype))]
+                    value = _create("sdg.reduce", tensor_type(kshape, elt, ctx), [value], [vdep], tdomain,
+                                    {"kind": red.attributes["kind"], "dims": ir.DenseI64ArrayAttr.get(rest, ctx),
+                                     "keepdim": ir.UnitAttr.get(ctx)}, ctx)
+                    vdep, vtype = ident, value.type
                 value = masked(value, vdep, vtype)
             else:          # mask a sum's batched product through its factors (see _batched_factors)
                 operands, stale = [], []
@@ -128,8 +138,9 @@ def _batched_factors(plan: _Plan, src, value: ir.Value, vdep: list, ident: list,
     exactly, the padded steps' products 0 @ 0 whatever their rows hold (masking
     one factor would not do: 0 * inf is NaN), and sdg-contract can fold the sum
     into one contraction over every row of the tile (a (16 * 64, 64) by
-    (16 * 64, 64) product in place of 16 small ones, a mask and a sum). None:
-    mask the product."""
+    (16 * 64, 64) product in place of 16 small ones, a mask and a sum), which
+    it does when the left factor is a batched transpose (sdg-contract's
+    condition). None: mask the product (the sum stays batched)."""
     g = plan.g
     if src is None or g.ops[src].name != "sdg.matmul" or len(g.readers[src]) != 1 or vdep != ident \
             or value not in reads:
@@ -141,4 +152,11 @@ def _batched_factors(plan: _Plan, src, value: ir.Value, vdep: list, ident: list,
     for v, d in zip(factors, deps):
         if d != ident or tensor_shape(v.type)[:1] != [str(tile)] or len(tensor_shape(v.type)) != len(shape):
             return None
+    # sdg-contract folds the sum only when the left factor is a batched transpose (a copy of it
+    # otherwise); a product it leaves batched is cheaper masked itself than through both factors
+    k, _, kdeps = reads.get(factors[0], (None, [], []))
+    rank = len(shape)
+    if k is None or g.ops[k].name != "sdg.permute" or kdeps != [ident] \
+            or list(ir.DenseI64ArrayAttr(g.ops[k].attributes["perm"])) != list(range(rank - 2)) + [rank - 1, rank - 2]:
+        return None
     return factors

@@ -195,6 +195,57 @@ sdg.graph @factors dims [] {
 
 // -----
 
+// A batched product whose left factor is no batched transpose (h[t] @ g[t]):
+// sdg-contract cannot fold its sum into one contraction (that would need a copy
+// of h), so the last tile is masked through the (64, 16, 4) products, not
+// through both (64, 16, 8) and (64, 8, 4) factors.
+// CHECK-LABEL: sdg.graph @unfolded dims [n < N = 2]
+// CHECK: %[[H:.*]] = sdg.unary tanh %{{.*}}[n] domain [n]
+// CHECK: %[[G:.*]] = sdg.slice 0 at <64 * n> %{{.*}}[] domain [n]
+// CHECK-NOT: sdg.where
+// CHECK: %[[P:.*]] = sdg.matmul %[[H]][n], %[[G]][n] domain [n]
+// CHECK: %[[M:.*]] = sdg.where %{{.*}}[n], %[[P]][n], %{{.*}}[] domain [n] : ({{.*}}) -> !tidal.tensor<[64, 16, 4], f32>
+// CHECK: %[[Q:.*]] = sdg.reduce sum [0] %[[M]][n] domain [n]
+// CHECK: sdg.reduce sum [0] %[[Q]][0:N] domain []
+sdg.graph @unfolded dims [] {
+  %x = sdg.input "x" domain [] : !tidal.tensor<[100, 16, 8], f32>
+  %g = sdg.input "g" domain [] : !tidal.tensor<[100, 8, 4], f32>
+  %h = sdg.unary tanh %x[] domain [] : (!tidal.tensor<[100, 16, 8], f32>) -> !tidal.tensor<[100, 16, 8], f32>
+  %p = sdg.matmul %h[], %g[] domain [] : (!tidal.tensor<[100, 16, 8], f32>, !tidal.tensor<[100, 8, 4], f32>) -> !tidal.tensor<[100, 16, 4], f32>
+  %dw = sdg.reduce sum [0] %p[] domain [] : (!tidal.tensor<[100, 16, 4], f32>) -> !tidal.tensor<[16, 4], f32>
+  sdg.output "dw" %dw[] domain [] : !tidal.tensor<[16, 4], f32>
+}
+
+// -----
+
+// Reductions over the rows and other axes (a bias's gradient sums its steps
+// and batch rows): each reduces the other axes of the tile first, with keepdim,
+// and masks the (64, 1, 16) partials, not the (64, 8, 16) values; the max with
+// its identity -inf, its own dims ([1, 0], keepdim) kept for the partial.
+// CHECK-LABEL: sdg.graph @rows dims [n < N = 2]
+// CHECK: %[[H:.*]] = sdg.unary tanh %{{.*}}[n] domain [n]
+// CHECK: %[[S1:.*]] = sdg.reduce sum [1] keepdim %[[H]][n] domain [n] : (!tidal.tensor<[64, 8, 16], f32>) -> !tidal.tensor<[64, 1, 16], f32>
+// CHECK: %[[W1:.*]] = sdg.where %{{.*}}[n], %[[S1]][n], %{{.*}}[] domain [n] : ({{.*}}) -> !tidal.tensor<[64, 1, 16], f32>
+// CHECK: %[[Q1:.*]] = sdg.reduce sum [0, 1] %[[W1]][n] domain [n] : (!tidal.tensor<[64, 1, 16], f32>) -> !tidal.tensor<[16], f32>
+// CHECK: %[[R1:.*]] = sdg.reduce sum [0] %[[Q1]][0:N] domain []
+// CHECK: %[[S2:.*]] = sdg.reduce max [1] keepdim %[[H]][n] domain [n] : (!tidal.tensor<[64, 8, 16], f32>) -> !tidal.tensor<[64, 1, 16], f32>
+// CHECK: sdg.full 0xFFF0000000000000
+// CHECK: %[[W2:.*]] = sdg.where %{{.*}}[n], %[[S2]][n], %{{.*}}[] domain [n]
+// CHECK: %[[Q2:.*]] = sdg.reduce max [1, 0] keepdim %[[W2]][n] domain [n] : (!tidal.tensor<[64, 1, 16], f32>) -> !tidal.tensor<[1, 1, 16], f32>
+// CHECK: %[[R2:.*]] = sdg.reduce max [0] %[[Q2]][0:N] domain []
+// CHECK: sdg.output "s" %[[R1]][]
+// CHECK: sdg.output "m" %[[R2]][]
+sdg.graph @rows dims [] {
+  %x = sdg.input "x" domain [] : !tidal.tensor<[100, 8, 16], f32>
+  %h = sdg.unary tanh %x[] domain [] : (!tidal.tensor<[100, 8, 16], f32>) -> !tidal.tensor<[100, 8, 16], f32>
+  %s = sdg.reduce sum [0, 1] %h[] domain [] : (!tidal.tensor<[100, 8, 16], f32>) -> !tidal.tensor<[16], f32>
+  %m = sdg.reduce max [1, 0] keepdim %h[] domain [] : (!tidal.tensor<[100, 8, 16], f32>) -> !tidal.tensor<[1, 1, 16], f32>
+  sdg.output "s" %s[] domain [] : !tidal.tensor<[16], f32>
+  sdg.output "m" %m[] domain [] : !tidal.tensor<[1, 1, 16], f32>
+}
+
+// -----
+
 // A causal prefix (x[0:t + 1]: a size that grows with the point): tiles n of
 // 64 rows up to the largest prefix, N = (T + 63) floordiv 64; at step t the
 // partial sums of its t floordiv 64 + 1 tiles are reduced (the tiles past the
