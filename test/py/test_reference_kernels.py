@@ -283,3 +283,26 @@ def test_sum_does_not_depend_on_the_operands_layout():
             np.testing.assert_array_equal(K.reduce(np, "sum", axes, False, view, np.float32),
                                           K.reduce(np, "sum", axes, False, copy, np.float32))
     assert differs > 0
+
+
+@given(data=st.data(), k=st.integers(1, K.SMALL_CONTRACTION + 2), dtype=st.sampled_from([np.float32, np.float64]))
+def test_small_contractions_under_jax_are_matmuls(data, k, dtype):
+    """Under jax.numpy a contraction of at most SMALL_CONTRACTION terms runs as a
+    sum of broadcast products (so that XLA fuses it into its reader); with
+    batch axes broadcast either way it is NumPy's matmul, in shape and value."""
+    import jax
+    import jax.numpy as jnp
+
+    batch = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3))
+    m, n = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 5))
+    elements = st.floats(-4, 4, width=32)
+    a = data.draw(hnp.arrays(dtype, batch.input_shapes[0] + (m, k), elements=elements))
+    b = data.draw(hnp.arrays(dtype, batch.input_shapes[1] + (k, n), elements=elements))
+    with jax.enable_x64(dtype == np.float64):
+        got = K.matmul(jnp, jnp.asarray(a), jnp.asarray(b), np.dtype(dtype))
+        assert got.dtype == np.dtype(dtype)
+        want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        assert got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+        hlo = jax.jit(lambda x, y: K.matmul(jnp, x, y, np.dtype(dtype))).lower(a, b).as_text()
+        assert ("dot_general" in hlo) == (k > K.SMALL_CONTRACTION)
