@@ -21,6 +21,11 @@ configuration, then a table in which every row of system S is compared with the
 "jax" and "torch" rows of the same key (`ratio_vs_jax` = S / jax of the first
 metric, lower is better for Tidal), and writes the JSON lines to
 `bench/results/NAME.jsonl`.
+
+`--rounds R` runs the chosen configurations R times, round-robin (every
+configuration once per round, so that a machine that speeds up or slows down
+over minutes weighs on every system alike), and reports for each the round
+with the median of the first metric, every round's value in `rounds`.
 """
 from __future__ import annotations
 
@@ -157,6 +162,18 @@ def table(rows: list[dict], key: Sequence[str], metrics: Sequence[str]) -> str:
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(c) for c in lines])
 
 
+def median_round(runs: list[dict], metric: str) -> dict:
+    """The run with the median `metric` of a configuration's rounds (the lower
+    middle one of an even count), with every round's value as `rounds`; a
+    configuration that failed or timed out in any round is reported as that
+    failure."""
+    failed = [r for r in runs if "error" in r or "timed_out" in r or r.get(metric) is None]
+    if failed:
+        return dict(failed[0], rounds=[r.get(metric) for r in runs])
+    ordered = sorted(runs, key=lambda r: r[metric])
+    return dict(ordered[(len(ordered) - 1) // 2], rounds=[r[metric] for r in runs])
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
@@ -173,21 +190,25 @@ def main(name: str, configs: list[dict], measure: Callable[[dict], dict], *, key
     ap.add_argument("--child")
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=timeout)
+    ap.add_argument("--rounds", type=int, default=1, help="runs of every configuration, round-robin (median)")
     args, _ = ap.parse_known_args()
     if args.child:
         _child(measure, json.loads(args.child))
         return []
+    if args.rounds < 1:
+        ap.error(f"--rounds must be at least 1, not {args.rounds}")
     chosen = [c for c in configs if all(s in json.dumps(c) for s in args.only)]
     script = os.path.abspath(sys.argv[0])
     os.makedirs(RESULTS, exist_ok=True)
-    rows = []
+    runs: list[list[dict]] = [[] for _ in chosen]
+    for _ in range(args.rounds):
+        for j, cfg in enumerate(chosen):
+            runs[j].append(run_config(script, cfg, args.timeout))
+            print(json.dumps(runs[j][-1], default=_jsonable), flush=True)
+    rows = [median_round(r, metrics[0]) if args.rounds > 1 else r[0] for r in runs]
     with open(os.path.join(RESULTS, f"{name}.jsonl"), "w") as log:
-        for cfg in chosen:
-            row = run_config(script, cfg, args.timeout)
-            rows.append(row)
-            line = json.dumps(row, default=_jsonable)
-            print(line, flush=True)
-            log.write(line + "\n")
+        for row in rows:
+            log.write(json.dumps(row, default=_jsonable) + "\n")
     print()
     print(table(rows, key, metrics))
     if after is not None:

@@ -67,3 +67,13 @@ def test_table_ratios_against_jax_and_torch():
     assert "2.00x" in tidal and "0.50x" in tidal
     assert "timed out (9 s)" in text
     json.dumps(rows)
+
+
+def test_rounds_report_the_median_run_and_every_value():
+    runs = [{"system": "tidal", "ms": 5.0, "k": "a"}, {"system": "tidal", "ms": 3.0, "k": "b"},
+            {"system": "tidal", "ms": 9.0, "k": "c"}]
+    row = harness.median_round(runs, "ms")
+    assert row["k"] == "a" and row["ms"] == 5.0 and row["rounds"] == [5.0, 3.0, 9.0]
+    assert harness.median_round(runs[:2], "ms")["ms"] == 3.0          # an even count: the lower middle
+    failed = harness.median_round(runs + [{"system": "tidal", "timed_out": 9.0}], "ms")
+    assert failed["timed_out"] == 9.0 and failed["rounds"] == [5.0, 3.0, 9.0, None]
