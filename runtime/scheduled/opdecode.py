@@ -143,6 +143,9 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None, zeros: froz
     # matmuls whose left operand is a 2-D transpose body op: a weight gradient over rows (_rows_matmul)
     lefts = {j for j, (x, sources, _) in enumerate(steps) if x.kind == "matmul" and sources[0][0] == "op"
              and steps[sources[0][1]][0].kind == "permute" and j not in (masks or {})}
+    # matmuls of two reshapes: maybe a column of a few-column weight gradient (_masked_vector_matmul)
+    vectors = {j for j, (x, sources, _) in enumerate(steps) if x.kind == "matmul" and j not in (masks or {})
+               and all(k == "op" and steps[i][0].kind == "reshape" for k, i in sources)}
 
     def fn(xp, args, sv):
         values = []
@@ -161,6 +164,11 @@ def _island_fn(steps: list, yields: list, masks: dict | None = None, zeros: froz
                     continue
             if j in lefts and xp is not np:
                 fast = _rows_matmul(x, steps, sources, args, values, ins[1], sv, zeros)
+                if fast is not None:
+                    values.append(fast)
+                    continue
+            if j in vectors and xp is not np:
+                fast = _masked_vector_matmul(xp, x, steps, sources, args, values, ins, sv, zeros)
                 if fast is not None:
                     values.append(fast)
                     continue
@@ -211,7 +219,7 @@ def _rows_matmul(x, steps, sources, args, values, b, sv, zeros):
             or jax.default_backend() != "cpu":
         return None
     masked = [_masked_rows(steps, src, zeros) for src in (permute[1][0], sources[1])]
-    if all(m is not None for m in masked) and masked[0][1] == masked[1][1]:
+    if all(m is not None and m[3] is None for m in masked) and masked[0][1] == masked[1][1]:
         h, g, step = value(masked[0][0]), value(masked[1][0]), masked[1][2]
         if h.ndim >= 2 and g.ndim >= 2 and h.shape[0] == g.shape[0] and h.shape[1:-1] == g.shape[1:-1] \
                 and h.shape[-1] == y.shape[1] and g.shape[-1] == b.shape[1] and y.shape[0] == b.shape[0] \
@@ -222,13 +230,47 @@ def _rows_matmul(x, steps, sources, args, values, b, sv, zeros):
     return cpu_kernels.tn_matmul(y, b)
 
 
+def _masked_vector_matmul(xp, x, steps, sources, args, values, ins, sv, zeros):
+    """`a @ b` of shapes (1, K) and (K, N), a and b reshapes of sdg-tile's masks
+    of a last tile with the same bound (a maybe through a `take` along another
+    axis): a column of a few-column weight gradient, which sdg-contract writes
+    g[..., c]^T @ h (a policy head's). The CPU kernel contracts the rows before
+    the bound (tn_matmul of the column as a (K, 1) matrix), so neither mask is
+    computed: XLA ran each such column as a (1, K) by (K, 64) product on Eigen
+    after selecting the whole (K, 64) mask. None: anything else (as
+    _rows_matmul)."""
+    import jax
+
+    a, b = ins
+    if a.ndim != 2 or b.ndim != 2 or a.shape[0] != 1 or x.dtypes[0] != np.float32 or a.dtype != np.float32 \
+            or b.dtype != np.float32 or jax.default_backend() != "cpu":
+        return None
+    masked = [_masked_rows(steps, src, zeros) for src in sources]
+    if any(m is None for m in masked) or masked[0][1] != masked[1][1] or masked[1][3] is not None:
+        return None
+    h = args[masked[0][0][1]] if masked[0][0][0] == "arg" else values[masked[0][0][1]]
+    g = args[masked[1][0][1]] if masked[1][0][0] == "arg" else values[masked[1][0][1]]
+    if masked[0][3] is not None:        # the column: taken from the unmasked value
+        take, _, names = steps[masked[0][3]]
+        h = take.fn(xp, [h], {name: sv[key] for key, name in names})[0]
+    k = a.shape[1]
+    if h.ndim < 1 or g.ndim < 1 or h.size != k or g.size != b.size or h.shape[0] != g.shape[0] \
+            or h.shape[0] == 0 or k % h.shape[0]:
+        return None
+    bound = jax.numpy.clip(sv[f"{masked[1][2]}.value"], 0, h.shape[0]) * (k // h.shape[0])
+    return cpu_kernels.tn_matmul(h.reshape(k, 1), g.reshape(b.shape), bound)
+
+
 def _masked_rows(steps, src, zeros):
     """For a body value that is the reshape of `where(iota(dim 0) < v, x, 0)`
-    (v a symbol_value body op, 0 a zero constant): (x's source, v's expression
-    text, v's body index); else None."""
+    (v a symbol_value body op, 0 a zero constant), or of a `take` along another
+    axis of such a where: (x's source, v's expression text, v's body index, the
+    take's body index or None); else None."""
     if src[0] != "op" or steps[src[1]][0].kind != "reshape":
         return None
-    where = steps[src[1]][1][0]
+    where, take = steps[src[1]][1][0], None
+    if where[0] == "op" and steps[where[1]][0].kind == "take" and steps[where[1]][0].attrs["dim"] != 0:
+        take, where = where[1], steps[where[1]][1][0]
     if where[0] != "op" or steps[where[1]][0].kind != "where":
         return None
     (ck, c), x, (fk, f) = steps[where[1]][1]
@@ -240,7 +282,7 @@ def _masked_rows(steps, src, zeros):
     if ik != "op" or vk != "op" or steps[i][0].kind != "iota" or steps[i][0].attrs.get("dim") != 0 \
             or steps[v][0].kind != "symbol_value":
         return None
-    return x, str(steps[v][0].scalars[0][1]), v
+    return x, str(steps[v][0].scalars[0][1]), v, take
 
 
 def decode(node: Node, graph: Graph) -> OpDef:
@@ -322,6 +364,7 @@ def decode(node: Node, graph: Graph) -> OpDef:
         one(lambda xp, a, sv: _jax_slice(xp, dim, sv["start"], sv["size"], a[0], dtype))
     elif kind == "take":
         dim = _int(op, "dim")
+        d.attrs["dim"] = dim
         d.scalars = [("index", parse(expr_text(op.attributes["index"]), dims=graph.dims))]
         one(lambda xp, a, sv: _jax_take(xp, dim, sv["index"], a[0], dtype))
     elif kind == "pad":

@@ -131,3 +131,27 @@ def test_with_the_kernels_off_the_program_gives_the_same_values():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "off (TIDAL_CPU_KERNELS=0)" in out.stdout
+
+
+def test_a_few_column_weight_gradient_runs_on_the_kernel(monkeypatch):
+    """A policy head's gradient (2 columns): sdg-contract contracts it one column at
+    a time, g[..., c]^T @ h, over the tile's rows; each column runs on the kernel as a
+    (rows, 1) by (rows, 48) product bounded by the last tile's rows, so neither of
+    sdg-tile's masks (the whole (rows, 48) one included) is computed."""
+    calls = []
+    real = cpu_kernels.tn_matmul
+    monkeypatch.setattr(cpu_kernels, "tn_matmul",
+                        lambda a, b, rows=None: calls.append((a.shape, b.shape, rows is not None)) or real(a, b, rows))
+    with td.Program("head") as p:
+        (t, T), = p.dims("t")
+        h = td.input("h", shape=(32, 48), domain=(t,))
+        g = td.input("g", shape=(32, 2), domain=(t,))
+        p.output("dw", (td.tanh(h[0:T]).permute(0, 2, 1) @ g[0:T]).sum(0))
+    rng = np.random.default_rng(3)
+    h = rng.standard_normal((7, 32, 48)).astype(np.float32)
+    g = rng.standard_normal((7, 32, 2)).astype(np.float32)
+    out = p.compile(backend="jax").run({"T": 7}, {"h": h, "g": g})
+    want = np.einsum("tki,tkj->ij", np.tanh(h.astype(np.float64)), g)
+    np.testing.assert_allclose(out["dw"], want, rtol=1e-4, atol=1e-4)
+    assert calls and all(a[1] == 1 and b[1] == 48 and a[0] == b[0] and a[0] % 32 == 0 and bounded
+                         for a, b, bounded in calls), calls
