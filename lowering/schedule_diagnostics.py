@@ -11,7 +11,7 @@ bounds each output or UDF needs (`_requirements`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import islpy as isl
 
@@ -93,8 +93,23 @@ def _param_point(s: isl.Set) -> dict | None:
     return dict(zip(names, found[0])) if found else None
 
 
-def _condition_text(s: isl.Set, context: isl.Set) -> str:
-    """`T >= 2` for `[T] -> { : T >= 2 }` (simplified knowing every bound >= 1)."""
+def _condition_text(s: isl.Set, context: isl.Set, hide: Sequence[str] = ()) -> str:
+    """`T >= 2` for `[T] -> { : T >= 2 }` (simplified knowing every bound >= 1).
+    `hide`: derived bounds (sdg-tile's tile counts, which the context ties to
+    the user's bounds: N = (T + 15) // 16) projected out, so that the condition
+    names only bounds the user gives."""
+    if hide:
+        s = s.intersect(context)
+        for name in hide:
+            for which in ("s", "context"):
+                obj = s if which == "s" else context
+                pos = obj.find_dim_by_name(isl.dim_type.param, name)
+                if pos >= 0:
+                    obj = obj.project_out(isl.dim_type.param, pos, 1)
+                if which == "s":
+                    s = obj
+                else:
+                    context = obj
     text = str(s.gist(context).coalesce())
     body = text[text.index("{") + 1:text.rindex("}")].strip()
     body = body[1:].strip() if body.startswith(":") else body
@@ -115,7 +130,8 @@ def _requirements(graph: Graph, poly: Polyhedral, domains: dict) -> list[Require
         if bad.is_empty():
             continue
         ok = poly.context.subtract(bad.params()).coalesce()
-        requirements.append(Requirement(k, ok, _condition_text(ok, poly.context)))
+        requirements.append(Requirement(k, ok, _condition_text(ok, poly.context,
+                                                               [isl_name(b) for b in graph.derived])))
         ok_all = ok_all.intersect(ok)
     if requirements:
         at_least_2 = poly.context
@@ -229,7 +245,7 @@ def uncomputable_error(sched: GraphSchedule, req: Requirement, bounds: Mapping[s
     excludes it) and the chain of reads from the output or UDF to it."""
     graph, poly = sched.graph, sched.poly
     fixed = {b: int(bounds[b]) for b in graph.bounds if b in bounds}
-    bounds_text = ", ".join(f"{b} = {v}" for b, v in fixed.items())
+    bounds_text = ", ".join(f"{b} = {v}" for b, v in fixed.items() if b not in graph.derived)
     target = graph.nodes[req.node]
     fpoly = Polyhedral(graph, ctx=poly.ctx, fixed=fixed)
     valid = {k: fpoly.fix(v, fixed) for k, v in (sched.valid or sched.domains).items()}

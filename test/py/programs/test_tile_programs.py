@@ -110,6 +110,28 @@ def test_runs_do_not_give_derived_bounds():
         compile_sdg(after, backend="numpy").run({"T": 5, "N": 2}, {"x": x})
 
 
+def test_an_uncomputable_run_of_a_tiled_program_names_only_the_users_bounds():
+    """A run whose bounds leave a point out (h[5] with T = 3) is explained in the
+    bounds the user gives: sdg-tile's tile count N = (T + 41) floordiv 42 is
+    neither listed among the run's bounds nor in what the program needs."""
+    from tidal.lowering.schedule_diagnostics import UncomputableError
+    with td.Program("g") as p:
+        (t, T), = p.dims("t")
+        h = td.input("h", shape=(32, 48), domain=(t,))
+        g = td.input("g", shape=(32, 20), domain=(t,))
+        p.output("dw", (td.tanh(h[0:T]).permute(0, 2, 1) @ g[0:T]).sum(0))
+        p.output("h5", h[5] * 2.0)
+    exe = p.compile(backend="numpy")
+    assert " n < N = " in str(exe.module)          # tiled
+    rng = np.random.default_rng(0)
+    inputs = {"h": rng.standard_normal((3, 32, 48)).astype(np.float32),
+              "g": rng.standard_normal((3, 32, 20)).astype(np.float32)}
+    with pytest.raises(UncomputableError) as info:
+        exe.run({"T": 3}, inputs)
+    message = str(info.value).splitlines()[0]
+    assert message.endswith("cannot be computed with T = 3; @g needs T >= 6"), message
+
+
 def _learner():
     """A vectorized learner's loss: tanh(x[t] @ w) summed over the batch and the episode."""
     rng = np.random.default_rng(0)
