@@ -47,8 +47,10 @@ leading axis). The readers outside read the vectorized value at their other
 components (`v'[i]`). Refused (left as they are): merges (cases of
 recurrences), islands, UDFs, random draws, sources (but an iota or full of a
 varying shape, a symbol_value of d), outputs, index_select,
-gather, scatter_add, argsort, and matmuls whose batched form would contract
-the wrong axes (a batched vector on the right).
+gather, scatter_add, argsort, matmuls whose batched form would contract
+the wrong axes (a batched vector on the right), and ops that read at t a
+merge which may have no value near d's ends (a case `x[t - 1] if <true>`
+with no case for t = 0): the batched op would need every point of it.
 
 Before (the gradient of a weight used at every step, w over i, h and g over (i, t)):
 
@@ -85,13 +87,13 @@ from mlir import ir
 
 from tidal.dialects.attrs import expr_attr, expr_text, index_attr, is_tensor_type, \
     tensor_element_type, tensor_shape, tensor_type
-from tidal.symbolic import SymbolicError, parse
+from tidal.symbolic import Const, SymbolicError, parse, simplify
 
 from .base import ModulePass, PassFailure, graph_steps, option
 from .sdg_build import mentions as _mentions, value_bytes
 from .sdg_fuse import _read_type
 from .sccs import strongly_connected
-from .sdg_graph_view import _View, _deps, cycles_over, step_offset
+from .sdg_graph_view import _View, _deps, branches_at, cycles_over, step_offset
 from .vectorize_early import early_point
 from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, step_values, \
     varying_axes, window
@@ -124,6 +126,7 @@ class _Plan:
         self.bound = g.bounds[g.steps.index(step)]
         self.cyclic, self.backward, self.recurrent = cycles_over(g, step)
         self._unsafe: set[int] | None = None
+        self._partial_ops: set[int] | None = None
         self._early: dict[int, str | None] = {}   # vectorize_early.early_ready
         self._after_cycles: set[int] | None = None
         self.gathers: dict = {}   # the windows gathered so far (vectorize_windows.gather_window)
@@ -170,6 +173,8 @@ class _Plan:
             if src is None:
                 return False
             own = self._component(src, dep)
+            if self.batched(src) and src in self._partial():
+                return False   # the batched op would need every point of src, some of which it lacks
             others = [c for j, c in enumerate(dep) if own is None or j != g.domain[src].index(step)]
             if (self.batched(src) and own != step and self.window_of(src, dep) is None) or \
                     any(_mentions(c, step) for c in others):
@@ -187,6 +192,64 @@ class _Plan:
             ra, rb = _read_rank(o, 0), _read_rank(o, 1)
             ok = {(True, False): True, (False, True): rb >= 2, (True, True): ra >= 2 and rb >= 2}
             return ok.get((self.batched(a), self.batched(b)), False)
+        return True
+
+    def _partial(self) -> set[int]:
+        """The ops over the step that may lack a value at some point: merges that
+        are not total (_merge_total) and every op over the step downstream of one
+        (a read at t of a value missing at t = 0 is missing there too; through
+        merges as well, whose cases are not checked against it)."""
+        if self._partial_ops is None:
+            g, step = self.g, self.step
+            seen = {k for k in range(len(g.ops)) if not self._merge_total(k)}
+            todo = list(seen)
+            while todo:
+                u = todo.pop()
+                for r, _ in g.readers[u]:
+                    if r not in seen and step in g.domain[r]:
+                        seen.add(r)
+                        todo.append(r)
+            self._partial_ops = seen
+        return self._partial_ops
+
+    def _merge_total(self, src: int) -> bool:
+        """False for a merge over the step that may have no computable value at a
+        point near the step's ends: a branch that can hold there reads its source
+        at `t + c` outside 0..T-1 (`x[t - 1] if <true>` at t = 0, a case of
+        `x[t - 1]` that sdg-restrict-merges left without its base case). Only
+        the points a reader needs are computed per point; the batched reader of
+        `src[0:T]` would need them all. True for every other op."""
+        g, step = self.g, self.step
+        o = g.ops[src]
+        if o.name != "sdg.merge" or "conds" not in o.attributes or step not in g.domain[src]:
+            return True
+        pos, offsets = g.domain[src].index(step), []
+        for source, dep in g.reads[src]:
+            if source is not None and step in g.domain[source]:
+                c = step_offset(dep[g.domain[source].index(step)], step)
+                if c is None and _mentions(dep[g.domain[source].index(step)], step):
+                    return False   # a read of the step that is no shift: not decided here
+                offsets.append(c or 0)
+        low, high = -min(offsets + [0]), max(offsets + [0])
+        if low > 8 or high > 8:
+            return False
+        ident = list(g.domain[src])
+        for p in [str(j) for j in range(low)] + [f"{self.bound} - {j + 1}" for j in range(high)]:
+            point = ident[:pos] + [p] + ident[pos + 1:]
+            branches = branches_at(o, point)
+            if branches is None:
+                return False
+            for j, _, dep in branches:
+                source = g.reads[src][j][0]
+                if source is None or step not in g.domain[source]:
+                    continue
+                try:
+                    c = simplify(parse(dep[g.domain[source].index(step)]))
+                    over = simplify(parse(dep[g.domain[source].index(step)]) - parse(self.bound))
+                except SymbolicError:
+                    return False
+                if (isinstance(c, Const) and c.value < 0) or (isinstance(over, Const) and over.value >= 0):
+                    return False
         return True
 
     def _block_bytes(self, k: int) -> int:

@@ -281,6 +281,35 @@ sdg.graph @early_refused dims [i < I, t < T] {
 
 // -----
 
+// Refused: a cast read at t by a backward recurrence (c), ready before its loop,
+// but of a merge with no value at t = 0: a[t - 1] of the recurrence a, whose
+// catch-all case reads a'[t - 1] (the recurrence c needs it for t >= 1 only).
+// Batched, the cast would need every point of the merge, t = 0 included.
+// CHECK-LABEL: sdg.graph @early_partial
+// CHECK: %[[M:.*]] = sdg.merge %{{.*}}[] if <t eq T - 1>, %{{.*}}[t - 1] if <true> domain [t]
+// CHECK: sdg.cast %[[M]][t] domain [t]
+// CHECK-NOT: sdg.take
+// CHECK: sdg.output "c"
+sdg.graph @early_partial dims [t < T] {
+  %x = sdg.input "x" domain [t] : !tidal.tensor<[], f32>
+  %a1 = sdg.merge %b[] if <t eq T - 1>, %th[t - 1] if <true> domain [t] : (!tidal.tensor<[3], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %a = sdg.merge %b0[] if <t eq T - 1>, %b[] if <t eq T - 2>, %th[t] if <true> domain [t] : (!tidal.tensor<[3], f32>, !tidal.tensor<[3], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %z = sdg.full 0.000000e+00 domain [] : !tidal.tensor<[3], f32>
+  %b0 = sdg.binary add %z[], %x[T - 1] domain [] : (!tidal.tensor<[3], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[3], f32>
+  %b = sdg.binary add %z[], %x[T - 2] domain [] : (!tidal.tensor<[3], f32>, !tidal.tensor<[], f32>) -> !tidal.tensor<[3], f32>
+  %th = sdg.unary tanh %a[t + 1] domain [t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %c0 = sdg.full 5.000000e-01 domain [] : !tidal.tensor<[2, 3], f64>
+  %c = sdg.merge %c0[] if <t eq T - 1>, %s[t + 1] if <t lt T - 1> domain [t] : (!tidal.tensor<[2, 3], f64>, !tidal.tensor<[2, 3], f64>) -> !tidal.tensor<[2, 3], f64>
+  %w = sdg.input "w" domain [] : !tidal.tensor<[3, 3], f64>
+  %cw = sdg.matmul %c[t], %w[] domain [t] : (!tidal.tensor<[2, 3], f64>, !tidal.tensor<[3, 3], f64>) -> !tidal.tensor<[2, 3], f64>
+  %ac = sdg.cast %a1[t] domain [t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f64>
+  %sum = sdg.binary add %cw[t], %ac[t] domain [t] : (!tidal.tensor<[2, 3], f64>, !tidal.tensor<[3], f64>) -> !tidal.tensor<[2, 3], f64>
+  %s = sdg.unary sin %sum[t] domain [t] : (!tidal.tensor<[2, 3], f64>) -> !tidal.tensor<[2, 3], f64>
+  sdg.output "c" %c[t] domain [t] : !tidal.tensor<[2, 3], f64>
+}
+
+// -----
+
 // A matmul vectorized over t (its right operand has no t: (T, 3, 1) @ (1, 3)),
 // then over i with both operands batched: the batch axes are aligned by an
 // unsqueeze of the lower-rank one, (I, T, 3, 1) @ (I, 1, 1, 3), since the

@@ -559,3 +559,37 @@ def test_f16_a_merge_in_a_peeled_loop_keeps_the_branches_of_each_copy(T):
         state.insert(0, nxt if k % 3 == 0 else np.tanh(nxt + nxt))
     expected = [np.tanh(v).sum() if k % 3 == 1 else v.sum() for k, v in enumerate(state)]
     assert_all(run_everywhere(p, {"T": T}, {}), "o", expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("T", [3, 5])
+def test_vectorize_does_not_batch_a_read_of_a_merge_without_its_base_case(T):
+    """Fuzz finding (non-CI seed 3 of test_fuzz_vectorize.py, shrunk by hand): `a[t - 1]`
+    of a backward recurrence is a merge `a[T - 2] if t eq T - 1, a'[t - 1] if true`,
+    with no value at t = 0; the recurrence c reads it at t only for t >= 1. sdg-vectorize
+    batched its cast to float64 before c's loop (early_point), which needed every point,
+    t = 0 included: the default pipeline failed where the program without passes runs
+    (a merge that can lack a value near the step's ends is now read per point)."""
+    w = np.eye(3) * 0.5
+    with td.Program("fv") as p:
+        (t, T_), = p.dims("t")
+        x = td.input("x", shape=(), domain=(t,))
+        a = td.recurrent(shape=(3,), domain=(t,))
+        a[T_ - 1] = td.zeros(3) + x[T_ - 1]
+        a[T_ - 2] = td.zeros(3) + x[T_ - 2]
+        a[t] = td.tanh(a[t + 1] * 2.0)
+        c = td.recurrent(shape=(2, 3), dtype="float64", domain=(t,))
+        c[T_ - 1] = td.zeros(2, 3).astype("float64") + 0.5
+        c[t - 1] = td.sin(c[t] @ w + a[t - 1])
+        p.output("c", c)
+    x = np.linspace(-0.4, 0.4, T).astype(np.float32)
+    a_ = np.zeros((T, 3), np.float64)
+    a_[T - 1], a_[T - 2] = x[T - 1], x[T - 2]
+    for k in range(T - 3, -1, -1):
+        a_[k] = np.tanh(a_[k + 1] * 2.0)
+    c_ = np.zeros((T, 2, 3))
+    c_[T - 1] = 0.5
+    for k in range(T - 1, 0, -1):
+        c_[k - 1] = np.sin(c_[k] @ w + a_[k - 1])
+    assert_all(run_everywhere(p, {"T": T}, {"x": x}), "c", c_, rtol=1e-5, atol=1e-6)
+    want = p.compile(backend="reference", passes=[]).run(bounds={"T": T}, inputs={"x": x})["c"]
+    np.testing.assert_allclose(want, c_, rtol=1e-5, atol=1e-6)
