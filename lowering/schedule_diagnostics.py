@@ -93,6 +93,11 @@ def _param_point(s: isl.Set) -> dict | None:
     return dict(zip(names, found[0])) if found else None
 
 
+def _without_param(s: isl.Set, name: str) -> isl.Set:
+    pos = s.find_dim_by_name(isl.dim_type.param, name)
+    return s.project_out(isl.dim_type.param, pos, 1) if pos >= 0 else s
+
+
 def _condition_text(s: isl.Set, context: isl.Set, hide: Sequence[str] = ()) -> str:
     """`T >= 2` for `[T] -> { : T >= 2 }` (simplified knowing every bound >= 1).
     `hide`: derived bounds (sdg-tile's tile counts, which the context ties to
@@ -101,15 +106,7 @@ def _condition_text(s: isl.Set, context: isl.Set, hide: Sequence[str] = ()) -> s
     if hide:
         s = s.intersect(context)
         for name in hide:
-            for which in ("s", "context"):
-                obj = s if which == "s" else context
-                pos = obj.find_dim_by_name(isl.dim_type.param, name)
-                if pos >= 0:
-                    obj = obj.project_out(isl.dim_type.param, pos, 1)
-                if which == "s":
-                    s = obj
-                else:
-                    context = obj
+            s, context = _without_param(s, name), _without_param(context, name)
     text = str(s.gist(context).coalesce())
     body = text[text.index("{") + 1:text.rindex("}")].strip()
     body = body[1:].strip() if body.startswith(":") else body

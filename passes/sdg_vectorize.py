@@ -48,9 +48,10 @@ components (`v'[i]`). Refused (left as they are): merges (cases of
 recurrences), islands, UDFs, random draws, sources (but an iota or full of a
 varying shape, a symbol_value of d), outputs, index_select,
 gather, scatter_add, argsort, matmuls whose batched form would contract
-the wrong axes (a batched vector on the right), and ops that read at t a
-merge which may have no value near d's ends (a case `x[t - 1] if <true>`
-with no case for t = 0): the batched op would need every point of it.
+the wrong axes (a batched vector on the right), and ops over values that
+may lack some points: a merge with no value near d's ends (a case
+`x[t - 1] if <true>` with no case for t = 0) and what reads it over d: the
+batched op would need every point.
 
 Before (the gradient of a weight used at every step, w over i, h and g over (i, t)):
 
@@ -226,8 +227,9 @@ class _Plan:
         pos, offsets = g.domain[src].index(step), []
         for source, dep in g.reads[src]:
             if source is not None and step in g.domain[source]:
-                c = step_offset(dep[g.domain[source].index(step)], step)
-                if c is None and _mentions(dep[g.domain[source].index(step)], step):
+                own = dep[g.domain[source].index(step)]
+                c = step_offset(own, step)
+                if c is None and _mentions(own, step):
                     return False   # a read of the step that is no shift: not decided here
                 offsets.append(c or 0)
         low, high = -min(offsets + [0]), max(offsets + [0])
@@ -244,8 +246,8 @@ class _Plan:
                 if source is None or step not in g.domain[source]:
                     continue
                 try:
-                    c = simplify(parse(dep[g.domain[source].index(step)]))
-                    over = simplify(parse(dep[g.domain[source].index(step)]) - parse(self.bound))
+                    at = parse(dep[g.domain[source].index(step)])
+                    c, over = simplify(at), simplify(at - parse(self.bound))
                 except SymbolicError:
                     return False
                 if (isinstance(c, Const) and c.value < 0) or (isinstance(over, Const) and over.value >= 0):

@@ -209,18 +209,16 @@ def _rows_matmul(x, steps, sources, args, values, b, sv, zeros):
     no kernel)."""
     import jax
 
-    def value(src):
-        return args[src[1]] if src[0] == "arg" else values[src[1]]
-
     permute = steps[sources[0][1]]
-    y = value(permute[1][0])
+    y = _source_value(permute[1][0], args, values)
     if y.ndim != 2 or b.ndim != 2 or [p % 2 for p in permute[0].attrs["perm"]] != [1, 0] \
             or x.dtypes[0] != np.float32 or min(y.shape[1], b.shape[1]) < cpu_kernels.MIN_SIZE \
             or jax.default_backend() != "cpu":
         return None
     masked = [_masked_rows(steps, src, zeros) for src in (permute[1][0], sources[1])]
     if all(m is not None and m[3] is None for m in masked) and masked[0][1] == masked[1][1]:
-        h, g, step = value(masked[0][0]), value(masked[1][0]), masked[1][2]
+        h, g, step = _source_value(masked[0][0], args, values), _source_value(masked[1][0], args, values), \
+            masked[1][2]
         if h.ndim >= 2 and g.ndim >= 2 and h.shape[0] == g.shape[0] and h.shape[1:-1] == g.shape[1:-1] \
                 and h.shape[-1] == y.shape[1] and g.shape[-1] == b.shape[1] and y.shape[0] == b.shape[0] \
                 and h.size // h.shape[-1] == y.shape[0]:
@@ -228,6 +226,11 @@ def _rows_matmul(x, steps, sources, args, values, b, sv, zeros):
             bound = jax.numpy.clip(sv[f"{step}.value"], 0, h.shape[0]) * inner
             return cpu_kernels.tn_matmul(h.reshape(y.shape), g.reshape(b.shape), bound)
     return cpu_kernels.tn_matmul(y, b)
+
+
+def _source_value(src, args, values):
+    """A body operand's value: the island's argument or an earlier body op's."""
+    return args[src[1]] if src[0] == "arg" else values[src[1]]
 
 
 def _masked_vector_matmul(xp, x, steps, sources, args, values, ins, sv, zeros):
@@ -248,8 +251,7 @@ def _masked_vector_matmul(xp, x, steps, sources, args, values, ins, sv, zeros):
     masked = [_masked_rows(steps, src, zeros) for src in sources]
     if any(m is None for m in masked) or masked[0][1] != masked[1][1] or masked[1][3] is not None:
         return None
-    h = args[masked[0][0][1]] if masked[0][0][0] == "arg" else values[masked[0][0][1]]
-    g = args[masked[1][0][1]] if masked[1][0][0] == "arg" else values[masked[1][0][1]]
+    h, g = (_source_value(m[0], args, values) for m in masked)
     if masked[0][3] is not None:        # the column: taken from the unmasked value
         take, _, names = steps[masked[0][3]]
         h = take.fn(xp, [h], {name: sv[key] for key, name in names})[0]
