@@ -111,10 +111,10 @@ from tidal.dialects.attrs import derived_bounds, expr_attr, tensor_element_type,
 from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplify, substitute
 
 from .base import ModulePass, PassFailure, option
-from .sdg_build import value_bytes
+from .sdg_build import kind_name, value_bytes
 from .sdg_fuse import _read_type
 from .sdg_graph_view import _View
-from .sdg_tile_reduce import FLOATS, IDENTITY, _create, _i64, _kind, _text, reduce_tiles
+from .sdg_tile_reduce import FLOATS, IDENTITY, _create, _i64, _text, reduce_tiles
 
 __all__ = ["SdgTile"]
 
@@ -184,7 +184,7 @@ class _Plan:
 def _root_size(g: _View, r: int, derived: set) -> str | None:
     """The size of the axis 0 that reduction r reduces, if r can be tiled over it."""
     o = g.ops[r]
-    if o.name != "sdg.reduce" or len(o.operands) != 1 or _kind(o) not in IDENTITY:
+    if o.name != "sdg.reduce" or len(o.operands) != 1 or kind_name(o) not in IDENTITY:
         return None
     read = tensor_shape(_read_type(o.operands[0], tuple(g.reads[r][0][1])))
     if not read or 0 not in [d % len(read) for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]:
@@ -202,7 +202,7 @@ def _root_size(g: _View, r: int, derived: set) -> str | None:
         return None                        # the partials of tiles already (`%q[t, 0:t floordiv 64 + 1]`)
     if used & set(g.steps) and _largest_size(g, size, g.domain[r]) is None:
         return None                        # varies with the point, not as a growing prefix
-    if _kind(o) in ("max", "min") and tensor_element_type(o.results[0].type) not in FLOATS:
+    if kind_name(o) in ("max", "min") and tensor_element_type(o.results[0].type) not in FLOATS:
         return None                         # no exact identity in sdg.full's f64 for every integer
     return size
 

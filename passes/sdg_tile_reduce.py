@@ -16,6 +16,7 @@ from tidal.dialects import enums
 from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape, tensor_type
 from tidal.symbolic import parse, simplify, to_text
 
+from .sdg_build import kind_name
 from .sdg_fuse import _read_type
 
 if TYPE_CHECKING:
@@ -33,10 +34,6 @@ def _text(e) -> str:
 
 def _i64(ctx) -> ir.Type:
     return ir.IntegerType.get_signless(64, ctx)
-
-
-def _kind(o: ir.Operation) -> str:
-    return str(enums.ReduceKind(ir.IntegerAttr(o.attributes["kind"]).value))
 
 
 def _create(name: str, result: ir.Type, operands: list, deps: list, domain: list, attrs: dict | None = None,
@@ -64,7 +61,7 @@ def reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, c
         value, vdep = tile_of(r, 0)
     vtype = value.type if vdep == ident else _read_type(value, tuple(vdep))
     elt = tensor_element_type(vtype)
-    kind = _kind(red)
+    kind = kind_name(red)
 
     def masked(v: ir.Value, vdep: list, vtype: ir.Type) -> ir.Value:
         """where(row < D - 64 n, v, the reduction's identity): the padded rows of the last tile left
