@@ -138,6 +138,8 @@ class _Round:
         bounds = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["bounds"])]
         self.dims = {s: Dim(s, bound=b) for s, b in zip(steps, bounds)}
         self.ops = [o.operation for o in graph.regions[0].blocks[0].operations]
+        # Values are keyed by their MLIR handle: an erased op's entries must go before
+        # it does, since a new op may be allocated where it was (_erase, _add).
         self.at = {}
         for k, o in enumerate(self.ops):
             for value in o.results:
@@ -292,11 +294,24 @@ class _Round:
         for i, s in enumerate(sources):
             if s is not None and (o, i) in self.readers[s]:
                 self.readers[s].remove((o, i))
-        o.erase()
-        self.erased.add(k)
+        self._erase(k)
         for s in sources:
             if s is not None and s not in self.erased and (self.ops[s].name in PURE or self.ops[s].name == "sdg.merge"):
                 self._erase_if_dead(s)
+
+    def _erase(self, k: int) -> None:
+        for value in self.ops[k].results:
+            del self.at[value]
+        self.ops[k].erase()
+        self.erased.add(k)
+
+    def _add(self, op: ir.Operation, readers: list[tuple[ir.Operation, int]]) -> None:
+        """Op `op`, just created, joins the view with `readers` (those of the op it
+        replaces; its operands' readers are unchanged: a new op reads nothing new)."""
+        self.ops.append(op)
+        self.readers.append(list(readers))
+        for value in op.results:
+            self.at[value] = len(self.ops) - 1
 
     # ---- branches -------------------------------------------------------------------------------
 
@@ -327,14 +342,19 @@ class _Round:
                 attributes={"deps": ir.ArrayAttr.get([deps[j] for j in keep]),
                             "conds": ir.ArrayAttr.get([conds[j] for j in keep]),
                             "domain": o.attributes["domain"]})
-        o.results[0].replace_all_uses_with(new.results[0])
         for i, value in enumerate(o.operands):
             s = self.at.get(value)
             if s is not None:
                 self.readers[s].remove((o, i))
         dropped = [self.at.get(o.operands[j]) for j in range(len(o.operands)) if j not in keep]
-        o.erase()
-        self.erased.add(k)
+        o.results[0].replace_all_uses_with(new.results[0])
+        self._add(new, [(r, i) for r, i in self.readers[k] if r != o])   # a read of itself is new's now
+        for j, value in enumerate(new.operands):
+            s = self.at.get(value)
+            if s is not None:
+                self.readers[s].append((new, j))
+        self.readers[k] = []
+        self._erase(k)
         for s in dropped:
             if s is not None and s not in self.erased and self.ops[s].name in PURE:
                 self._erase_if_dead(s)
@@ -393,6 +413,7 @@ class _Round:
                                        attributes={"value": ir.FloatAttr.get_f64(float(value)),
                                                    "domain": o.attributes["domain"]})
         o.results[0].replace_all_uses_with(full.results[0])
+        self._add(full, self.readers[k])
         self.readers[k] = []
         self._erase_if_dead(k)
         self.counts["folded"] += 1

@@ -135,3 +135,27 @@ sdg.graph @nonaffine dims [t < T] {
   %m = sdg.merge %x[t] if <t * t lt T>, %y[t] if <t eq 0>, %x[t] if <true> domain [t] : (!tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>, !tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>
   sdg.output "m" %m[t] domain [t] : !tidal.tensor<[4], f32>
 }
+
+// -----
+
+// Folding makes new ops (expand of a splat becomes sdg.full) while a round is under
+// way; a merge rebuilt later in that round (its first branch can never hold) must
+// find its operands' readers through the round's view, not through a stale handle of
+// an op erased earlier whose memory the new op reuses (was: ValueError in
+// _rebuild_merge). The dead branch goes, with what only it read.
+// CHECK-LABEL: sdg.graph @fold_then_rebuild
+// CHECK-NEXT: %[[Z:.*]] = sdg.full 0.000000e+00 domain [] : !tidal.tensor<[3], f32>
+// CHECK-NEXT: %[[M:.*]] = sdg.merge %[[Z]][] if <true> domain [i, t]
+// CHECK-NEXT: sdg.reduce sum [0, 1] %[[M]][0:I, 0:T] domain []
+// CHECK-NOT: sdg.unsqueeze
+sdg.graph @fold_then_rebuild dims [i < I, t < T] {
+  %one = sdg.full 1.0 domain [] : !tidal.tensor<[], f32>
+  %m1 = sdg.merge %e1[] if <true> domain [i, t] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %u1 = sdg.unsqueeze 0 %one[] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[1], f32>
+  %e1 = sdg.expand %u1[] domain [] : (!tidal.tensor<[1], f32>) -> !tidal.tensor<[3], f32>
+  %zero = sdg.constant dense<0.0> : tensor<f32> domain [] : !tidal.tensor<[], f32>
+  %ez = sdg.expand %zero[] domain [] : (!tidal.tensor<[], f32>) -> !tidal.tensor<[3], f32>
+  %m2 = sdg.merge %m1[i, t] if <i mod 2 eq 0 and i mod 2 ne 0>, %ez[] if <true> domain [i, t] : (!tidal.tensor<[3], f32>, !tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  %s = sdg.reduce sum [0, 1] %m2[0:I, 0:T] domain [] : (!tidal.tensor<[3], f32>) -> !tidal.tensor<[3], f32>
+  sdg.output "g" %s[] domain [] : !tidal.tensor<[3], f32>
+}
