@@ -301,3 +301,42 @@ def test_main_in_process_reports_pipeline_errors(capsys):
     assert main([os.devnull, "--pass-pipeline=cse", "--sdg-dce"]) == 1
     assert main(["--load-pass-plugin=/nonexistent/plugin.py", os.devnull]) == 1
     assert "cannot load pass plugin" in capsys.readouterr().err
+
+
+DEEP = {   # each nests n levels of one kind of MLIR syntax that the parser recurses on
+    "modules": lambda n: "builtin.module {" * n + "}" * n,
+    "regions": lambda n: '"test.op"() ({' * n + "})" * n,
+    "arrays": lambda n: '"test.op"() {a = ' + "[" * n + "]" * n + "} : () -> ()",
+    "types": lambda n: '"test.op"() : () -> ' + "tuple<" * n + "i32" + ">" * n,
+    "affine": lambda n: '"test.op"() {m = affine_map<(d0) -> (' + "(" * n + "d0" + ")" * n + ")>} : () -> ()",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DEEP))
+@pytest.mark.parametrize("n", [5000, 100000])
+def test_deeply_nested_input_is_a_diagnostic_not_a_signal(tmp_path, kind, n):
+    from tidal.tools.source import MAX_IR_NESTING
+    path = tmp_path / "deep.mlir"
+    path.write_text("// deep\n" + DEEP[kind](n) + "\n")
+    r = run("--allow-unregistered-dialect", path)
+    assert r.returncode == 1, (r.returncode, r.stderr[-300:])
+    first = r.stderr.splitlines()[0]
+    assert first.startswith(f"{path}:2:") and \
+        f"nested too deeply: more than {MAX_IR_NESTING} levels of brackets" in first, first[:300]
+
+
+def test_nesting_within_the_limit_parses():
+    # 4,000 nested modules overflowed the main thread's 8 MiB stack (signal 11);
+    # tidal-opt parses on a thread with a larger one.
+    r = run("-", stdin="builtin.module {" * 4000 + "}" * 4000)
+    assert r.returncode == 0, (r.returncode, r.stderr[-300:])
+    assert r.stdout.count("module {") == 4000
+
+
+def test_brackets_in_strings_and_comments_do_not_count():
+    from tidal.tools.source import MAX_IR_NESTING, too_deep
+    n = MAX_IR_NESTING + 1
+    assert too_deep('"test.op"() {s = "' + "[" * n + '"} : () -> ()\n// ' + "{" * n) is None
+    assert too_deep('"test.op"() {s = "a\\"' + "[" * n + '"} : () -> ()') is None   # escaped quote
+    assert too_deep("[" * n) == (1, n)
+    assert too_deep("(" * MAX_IR_NESTING + " -> " * 10) is None                   # arrows close nothing

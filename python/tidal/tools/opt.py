@@ -18,6 +18,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import threading
 import traceback
 
 from mlir import ir
@@ -28,7 +29,7 @@ from tidal.passes import (PassFailure, PipelineError, all_pass_names, build_pass
 from tidal.passes.base import format_option_value
 
 from .diagnostics import Diag, DiagnosticVerifier, SourceSet, format_diag, from_mlir
-from .source import BYTECODE_MAGIC, SPLIT_MARKER, Chunk, parse_source, split_input
+from .source import BYTECODE_MAGIC, MAX_IR_NESTING, SPLIT_MARKER, Chunk, parse_source, split_input, too_deep
 
 PROG = "tidal-opt"
 __all__ = ["main"]
@@ -208,11 +209,17 @@ class _Driver:
         handler = ctx.attach_diagnostic_handler(on_diagnostic)
         try:
             with ctx:
-                try:
-                    root = parse_source(text, name, not args.no_implicit_module)
-                except ir.MLIRError as e:
-                    diags += [from_mlir(d) for d in e.error_diagnostics]
+                deep = too_deep(text) if isinstance(text, str) else None
+                if deep is not None:
+                    diags.append(Diag("error", f"nested too deeply: more than {MAX_IR_NESTING} levels of "
+                                      "brackets ({, (, [, <); the input is not parsed", name, *deep))
                     root, failed = None, True
+                else:
+                    try:
+                        root = parse_source(text, name, not args.no_implicit_module)
+                    except ir.MLIRError as e:
+                        diags += [from_mlir(d) for d in e.error_diagnostics]
+                        root, failed = None, True
                 if root is not None and self.pipeline_text:
                     try:
                         run_pipeline(root, self.pipeline_text,
@@ -331,10 +338,43 @@ def _run(argv: list[str]) -> int:
     return 0 if ok else 1
 
 
+# MLIR's parser, verifier and printer recurse once or more per nesting level of the
+# IR. tidal-opt runs on a thread with this much stack, so that every input within
+# source.MAX_IR_NESTING (checked before parsing) is far from overflowing it: 8 MiB,
+# the main thread's, overflowed at about 4,000 nested modules.
+_STACK_BYTES = 512 << 20
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `tidal-opt` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    outcome: list = []
+
+    def work():
+        try:
+            outcome.append((_main(argv), None))
+        except BaseException as e:    # re-raised on the caller's thread
+            outcome.append((None, e))
+
+    worker = threading.Thread(target=work, name=PROG, daemon=True)
+    previous = threading.stack_size(_STACK_BYTES)   # read when the thread starts
     try:
-        return _run(sys.argv[1:] if argv is None else list(argv))
+        worker.start()
+    finally:
+        threading.stack_size(previous)
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        return 130
+    code, error = outcome[0]
+    if error is not None:
+        raise error
+    return code
+
+
+def _main(argv: list[str]) -> int:
+    try:
+        return _run(argv)
     except UsageError as e:
         _err(f"{PROG}: {e}\n{PROG}: Try: '{PROG} --help'")
         return 1

@@ -14,11 +14,21 @@ reports them.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mlir import ir
 
-__all__ = ["SPLIT_MARKER", "Chunk", "split_input", "parse_source", "BYTECODE_MAGIC"]
+__all__ = ["SPLIT_MARKER", "Chunk", "split_input", "parse_source", "BYTECODE_MAGIC",
+           "MAX_IR_NESTING", "too_deep"]
+
+# MLIR's parser recurses once or more per nested region, attribute or type: deep
+# enough nesting overflows any stack (a signal, not a diagnostic). Real IR nests a
+# few dozen levels; the text is checked before MLIR sees it, and tidal-opt parses on
+# a thread whose stack holds this many levels many times over (opt._STACK_BYTES).
+# Above the symbolic expressions' own limit of 256, which reports a deeper one.
+MAX_IR_NESTING = 4096
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[{(\[<]|[})\]>]')
 
 SPLIT_MARKER = "// -----"
 BYTECODE_MAGIC = b"ML\xefR"
@@ -72,6 +82,21 @@ def split_input(text: str, name: str, marker: str = SPLIT_MARKER):
             prev_end = end
     chunks.append(_chunk(text, prev_start, prev_end))
     return chunks, warnings
+
+
+def too_deep(text: str) -> tuple[int, int] | None:
+    """(line, col) of the first bracket ({, (, [ or <) opened more than
+    MAX_IR_NESTING levels deep, outside strings and comments; None if none is."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        tok = m.group()
+        if tok in "{([<":
+            depth += 1
+            if depth > MAX_IR_NESTING:
+                return _line_col(text, m.start())
+        elif tok in "})]>":
+            depth = max(0, depth - 1)
+    return None
 
 
 def _reparse_with_name(text: str, name: str):
