@@ -14,7 +14,7 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 endif
 PIP := $(PYTHON) -m pip
 
-.PHONY: install install-core venv test lit pytest demo bench
+.PHONY: install install-core venv test lit pytest demo bench fuzz
 
 # Build requirements come from pyproject.toml's [build-system] (one source of
 # truth); the C++ dialects then build once, incrementally afterwards.
@@ -50,8 +50,22 @@ PYTEST_WORKERS ?= -n auto --maxprocesses 4 --dist worksteal
 pytest:
 	$(PYTHON) -m pytest -q $(PYTEST_WORKERS) test/py
 
-# All tests: lit fixtures, then pytest (whose summary line closes the run).
+# All tests: lit fixtures, then pytest (whose summary line closes the run). The
+# random-program tests draw the same programs on every run (test/py/conftest.py).
 test: install lit pytest
+
+# Fresh random programs on every pass: FUZZ_N programs for the default pipeline
+# and FUZZ_N / 4 for each pass's own test, from a random seed that is printed
+# (`make fuzz FUZZ_SEED=<seed>` draws the same programs again).
+FUZZ_N ?= 2000
+ifndef FUZZ_SEED
+FUZZ_SEED := $(shell python3 -c "import random; print(random.randrange(2**31))")
+endif
+fuzz: install
+	@echo "make fuzz: seed $(FUZZ_SEED), FUZZ_N=$(FUZZ_N) (again: make fuzz FUZZ_SEED=$(FUZZ_SEED) FUZZ_N=$(FUZZ_N))"
+	HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q $(PYTEST_WORKERS) test/py/fuzz --fuzz-n $(FUZZ_N) \
+	  --hypothesis-seed $(FUZZ_SEED) --durations 10
+	@echo "make fuzz: seed $(FUZZ_SEED), FUZZ_N=$(FUZZ_N): passed"
 
 demo: install-core
 	$(PYTHON) examples/demo.py

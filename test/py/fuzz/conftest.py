@@ -1,12 +1,11 @@
 """The fuzz suite's option: `--fuzz-n N` random programs (default: DEFAULT_N).
 
-    python -m pytest test/py/fuzz                      # the CI budget
-    python -m pytest test/py/fuzz --fuzz-n 5000        # a long run
-    python -m pytest test/py/fuzz --fuzz-n 500 --hypothesis-seed 7   # another stream
+    python -m pytest test/py/fuzz                      # the suite's budget, the same programs every run
+    make fuzz FUZZ_N=2000                              # fresh programs, a printed random seed
+    HYPOTHESIS_PROFILE=fuzz python -m pytest test/py/fuzz --fuzz-n 500 --hypothesis-seed 7
 
-The CI hypothesis profile (selected when CI is set, see test/py/conftest.py)
-is derandomized, so a CI run is reproducible; elsewhere every run draws fresh
-programs. TIDAL_FUZZ_EXCLUDE=feat,feat switches generator features off (see
+The default hypothesis profile (test/py/conftest.py) is derandomized, so every
+run of the suite draws the same programs; the `fuzz` profile draws fresh ones. TIDAL_FUZZ_EXCLUDE=feat,feat switches generator features off (see
 program_gen.py).
 """
 import os
