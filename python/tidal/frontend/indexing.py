@@ -211,6 +211,18 @@ def _split(x: RecurrentTensor, items: tuple) -> tuple[list, list]:
     return temporal, list(items[len(temporal):])
 
 
+def _check_not_before_start(x: RecurrentTensor, d: Dim, c: Expr) -> None:
+    """A constant index below 0 reads a step that never exists: refused here, at the
+    read, rather than where the scheduler finds it (an output's or reader's line)."""
+    for e in ((c.start,) if c.kind == "slice" else (c,)):
+        if isinstance(e, Const) and e.value < 0:
+            raise TidalError(f"temporal index {e.value} of {describe(x)} on {d.step.name} is before its "
+                             f"first step ({d.step.name} runs from 0 to {d.bound.name} - 1); negative "
+                             "indices do not count from the end",
+                             f"for the last step write {d.bound.name} - 1, for the previous one "
+                             f"{d.step.name} - 1")
+
+
 def temporal_index(x: RecurrentTensor, comps: list) -> RecurrentTensor:
     """`rt.index` of x at the components (missing ones are the identity)."""
     program = x.program
@@ -218,6 +230,7 @@ def temporal_index(x: RecurrentTensor, comps: list) -> RecurrentTensor:
     for j, d in enumerate(x.domain):
         what = f"temporal index of {describe(x)} on {d.step.name}"
         phi.append(_temporal_component(program, d, comps[j], what) if j < len(comps) else d.step)
+        _check_not_before_start(x, d, phi[-1])
     if all(c.same(d.step) for c, d in zip(phi, x.domain)):
         return x
     env = {}

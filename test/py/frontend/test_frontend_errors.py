@@ -83,6 +83,18 @@ def test_shape_mismatch_in_reshape_and_definitions(tx, raises_at):
 
 
 # -- dimensions -------------------------------------------------------------------
+def test_a_negative_constant_temporal_index_is_named_at_the_read(tx, raises_at):
+    # The read, not the op that consumes it or the output (where the scheduler and the
+    # reference interpreter found it); negative indices do not count from the end.
+    p, t, T, x = tx
+    with raises_at("neg", "temporal index -1", "before its first step", "T - 1"):
+        y = x[-1]  # @neg
+    with raises_at("negslice", "temporal index -2", "before its first step"):
+        y = x[-2:t + 1]  # @negslice
+    y = x[T - 1] + x[0:t + 1].sum(0)    # the last step and a prefix from 0 are fine
+    assert y.shape == (4,)
+
+
 def test_unknown_dimension_in_an_index(tx, raises_at):
     p, t, T, x = tx
     i, I = td.Dim("i")
