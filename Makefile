@@ -14,7 +14,7 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 endif
 PIP := $(PYTHON) -m pip
 
-.PHONY: install install-core venv test lit pytest demo bench fuzz
+.PHONY: install install-core venv test lit pytest demo bench fuzz wheel
 
 # Build requirements come from pyproject.toml's [build-system] (one source of
 # truth); the C++ dialects then build once, incrementally afterwards.
@@ -69,6 +69,15 @@ fuzz: install
 
 demo: install-core
 	$(PYTHON) examples/demo.py
+
+# A wheel of Tidal with its dialects built (dist/): it installs into a clean
+# environment with `pip install dist/tidal-*.whl`, which needs no compiler and none
+# of the -dev wheels (about 1 GB of MLIR/LLVM headers and static libraries that only
+# building the dialects uses).
+wheel: install-core
+	rm -rf dist
+	$(PIP) wheel -q --no-build-isolation --no-deps -w dist .
+	@ls dist/*.whl
 
 bench: install
 	$(PYTHON) bench/bench_symbolic_eval.py

