@@ -265,8 +265,9 @@ def spatial_index(y: RecurrentTensor, items: list) -> RecurrentTensor:
                          f"{y.ndim} spatial dims (shape {_show(y.shape)})",
                          "temporal dims come first in an index (x[t - 1, ...]); check the number of "
                          "components")
-    if Ellipsis in items:
-        k = items.index(Ellipsis)
+    ellipsis = [j for j, c in enumerate(items) if c is Ellipsis]   # not `in`: a tensor's == is an op
+    if ellipsis:
+        k = ellipsis[0]
         items = items[:k] + [slice(None)] * (y.ndim - len(consuming)) + items[k + 1:]
     d = 0
     for c in items:

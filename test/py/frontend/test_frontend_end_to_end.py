@@ -297,3 +297,22 @@ def test_sdg_text():
         p.output("s", s)
     text = p.sdg()
     assert "sdg.graph @g dims [t < T]" in text and "sdg.merge" in text and "rt." not in text
+
+
+def test_a_tensor_inside_a_subscript_selects_spatial_rows():
+    """x[t, idx] and x[t, :, idx] gather as NumPy does; a boolean mask gets the
+    error that says so (an `Ellipsis in items` test called the tensor's ==, and
+    both failed with "dtype object is not supported")."""
+    X = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
+    with td.Program() as p:
+        (t, T), = p.dims("t")
+        x = td.input("x", shape=(4, 5), domain=(t,))
+        idx = td.constant(np.array([3, 1], np.int64))
+        p.output("a", x[t, idx])
+        p.output("b", x[t, ..., idx])
+        with pytest.raises(td.TidalError, match="boolean mask indexing is not supported"):
+            x[t, x[t] > 0]
+    for backend in ("reference", "jax"):
+        out = p.compile(backend=backend).run(bounds={T: 3}, inputs={"x": X})
+        np.testing.assert_array_equal(out["a"], X[:, [3, 1]])
+        np.testing.assert_array_equal(out["b"], X[:, :, [3, 1]])
