@@ -1,7 +1,7 @@
 """A walk-through of what `p.compile()` does to a program: its named stages,
 their dumps, the dependence graph and the executed schedule.
 
-    python examples/inspect_compile.py [OUT_DIR]      (default: inspect-out/)
+    python examples/inspect_compile.py [OUT_DIR]      (default: a new temporary folder)
 
 Writes OUT_DIR/stages/ (one numbered file per compile stage, and index.json),
 OUT_DIR/sdg.svg (the symbolic dependence graph) and OUT_DIR/schedule.png (the
@@ -10,6 +10,7 @@ schedule a run with T = 6 executes), and prints where each came from.
 import json
 import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -55,4 +56,4 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "inspect-out")
+    main(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="tidal-inspect-"))

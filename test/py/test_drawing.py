@@ -171,3 +171,21 @@ def test_a_graph_whose_layout_crashes_graphviz_still_renders(tmp_path):
     exe.draw("sdg", tmp_path / "g.svg")
     svg = (tmp_path / "g.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and svg.count("<g id=\"node") == len(exe.compiled.graph.nodes)
+
+
+def test_the_walk_through_writes_into_a_fresh_temporary_folder_by_default(tmp_path):
+    """examples/inspect_compile.py without OUT_DIR writes nothing where it runs (it
+    wrote inspect-out/ into the repository root, untracked)."""
+    import os
+    import sys
+    import tempfile
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "inspect_compile.py")
+    r = subprocess.run([sys.executable, os.path.abspath(script)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
+    out = re.search(r"wrote (\S+)/sdg\.svg", r.stdout).group(1)
+    assert os.path.dirname(out) == tempfile.gettempdir() and os.path.basename(out).startswith("tidal-inspect-")
+    assert os.path.getsize(os.path.join(out, "schedule.png")) > 0
+    import shutil
+    shutil.rmtree(out)
