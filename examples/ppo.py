@@ -22,10 +22,16 @@ recurrence over t, auto-reset, state carried across iterations, or `--env udf`).
   W[i + 1, 0] = Adam(W[i, K - 1]); acting at iteration i uses W[i, 0]; K is a
   bound given at run time. `--unrolled`: the K epochs unrolled in Python
   instead (K Adam steps inside each iteration, two dims, 3x the ops).
-* Backend: the reference interpreter by default; `--backend jax|numpy` runs
-  the scheduled compiler (about 14 s to compile the ~850 ops, then about
-  1 s per iteration at the defaults, XLA compilation included: at this size
-  the reference interpreter is faster). Both give the same returns and losses.
+* Backend: jax by default (the scheduled compiler, XLA kernels); `--backend
+  numpy` runs the same schedule on NumPy, `--backend reference` the reference
+  interpreter, which is for checking (measured on 2 cores: jax about 12 s to
+  compile, then 35 ms per iteration at the defaults with I = 200; the reference
+  interpreter 3 s, then 360 ms per iteration). The backends agree to float32 rounding,
+  not bit for bit: at the defaults the printed losses are equal for 10
+  iterations, then differ by about 1e-5 relative, and training amplifies that: an action sampled from a probability that
+  differs in its last bits can flip, the episodes then differ, and so do the
+  returns and losses from there on (test/py/programs/test_rl_examples.py checks
+  two iterations of each backend against a JAX reference, within 1e-4).
 
     python examples/ppo.py                     # defaults below (about 20 s)
     python examples/ppo.py --env udf
@@ -169,7 +175,7 @@ def main(argv=None):
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--backend", default="reference", choices=["reference", "jax", "numpy"])
+    ap.add_argument("--backend", default="jax", choices=["jax", "numpy", "reference"])
     args = ap.parse_args(argv)
     p = build(B=args.B, hidden=args.hidden, epochs=args.epochs, lr=args.lr, env=args.env,
               epoch_dim=not args.unrolled, model_seed=args.seed, env_seed=args.seed)
