@@ -48,7 +48,7 @@ lit:
 # the slow tests handed out as workers free up (worksteal).
 PYTEST_WORKERS ?= -n auto --maxprocesses 4 --dist worksteal
 pytest:
-	$(PYTHON) -m pytest -q $(PYTEST_WORKERS) test/py
+	$(PYTHON) -m pytest -q $(PYTEST_WORKERS) --durations 15 test/py
 
 # All tests: lit fixtures, then pytest (whose summary line closes the run). The
 # random-program tests draw the same programs on every run (test/py/conftest.py).

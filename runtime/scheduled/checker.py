@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tidal.dialects.attrs import with_derived
 from tidal.lowering.to_scf import run_function_name
 from tidal.symbolic.isl_bridge import points
 
@@ -38,7 +39,9 @@ class CheckReport:
 
 def record_execution(exe, bounds: dict, memory: list | None = None) -> list[tuple[int, tuple]]:
     """[(node, point), ...] in the order the lowered program runs them;
-    `memory` gets its store lifetimes, `("alloc" | "free", node, executions before it)`."""
+    `memory` gets its store lifetimes, `("alloc" | "free", node, executions before it)`.
+    `bounds` are a run's: the derived ones (sdg-tile's tile counts) are computed."""
+    bounds = _with_derived(exe, bounds)
     source, names = host_source(exe.root, run_function_name(exe.graph), set())
     log: list = []
     ns = dict(HELPERS)
@@ -52,8 +55,14 @@ def record_execution(exe, bounds: dict, memory: list | None = None) -> list[tupl
     return log
 
 
+def _with_derived(exe, bounds: dict) -> dict:
+    derived = {k: v for k, v in exe.graph.derived.items() if k not in bounds}
+    return with_derived(bounds, derived)
+
+
 def check_schedule(exe, bounds: dict) -> CheckReport:
     sched = exe.sched
+    bounds = _with_derived(exe, bounds)
     memory: list = []
     log = record_execution(exe, bounds, memory)
     allocated, freed = _lifetimes(exe, memory)

@@ -25,9 +25,11 @@ __all__ = ["SPLIT_MARKER", "Chunk", "split_input", "parse_source", "BYTECODE_MAG
 # MLIR's parser recurses once or more per nested region, attribute or type: deep
 # enough nesting overflows any stack (a signal, not a diagnostic). Real IR nests a
 # few dozen levels; the text is checked before MLIR sees it, and tidal-opt parses on
-# a thread whose stack holds this many levels many times over (opt._STACK_BYTES).
-# Above the symbolic expressions' own limit of 256, which reports a deeper one.
-MAX_IR_NESTING = 4096
+# a thread whose stack holds twice this many levels (opt._STACK_BYTES: 20,000 levels
+# of modules, arrays, tuple types and affine parentheses parse there).
+# Far above the symbolic expressions' own limit of 256 (a parenthesis and a call a
+# level), which reports a deeper expression itself.
+MAX_IR_NESTING = 10000
 _BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[{(\[<]|[})\]>]')
 
 SPLIT_MARKER = "// -----"

@@ -87,10 +87,10 @@ def test_a_negative_constant_temporal_index_is_named_at_the_read(tx, raises_at):
     # The read, not the op that consumes it or the output (where the scheduler and the
     # reference interpreter found it); negative indices do not count from the end.
     p, t, T, x = tx
-    with raises_at("neg", "temporal index -1", "before its first step", "T - 1"):
-        y = x[-1]  # @neg
-    with raises_at("negslice", "temporal index -2", "before its first step"):
-        y = x[-2:t + 1]  # @negslice
+    with raises_at("negidx", "temporal index -1", "before its first step", "T - 1"):
+        y = x[-1]  # @negidx
+    with raises_at("negidxslice", "temporal index -2", "before its first step"):
+        y = x[-2:t + 1]  # @negidxslice
     y = x[T - 1] + x[0:t + 1].sum(0)    # the last step and a prefix from 0 are fine
     assert y.shape == (4,)
 

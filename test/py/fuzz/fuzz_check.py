@@ -107,6 +107,25 @@ def _close(actual, expected, dtype: str, prec: str, mag: float, frac: float = 1.
     return bool(np.allclose(a.astype(np.float64), e, rtol=tol, atol=tol * mag))
 
 
+def uncomparable(desc, bounds, inputs) -> str | None:
+    """Why two float32 runs of the program that round differently (a pass reorders a
+    sum, XLA contracts a product) may legitimately disagree at these bounds, or None:
+    an output within rounding of a discontinuity (a floor, ceil, comparison or cast
+    next to a tie, where one ulp moves it a whole step), or an ill-conditioned one
+    (one float32 ulp per op moves it by a tenth of the tolerance). The main fuzz
+    test skips the same cases against the float64 evaluation."""
+    try:
+        ev = Evaluator(desc, bounds, inputs)
+        expected = {s[1]: ev.output(s[2], s[3]) for s in desc.outputs()}
+        mags = {s[1]: ev.output_mag(s[2]) for s in desc.outputs()}
+        unstable = ill_conditioned(desc, bounds, inputs, expected, mags, precisions(desc))
+    except Fragile as e:
+        return f"fragile: {e}"
+    except Exception:  # noqa: BLE001 - fails at these bounds: the caller checks both runs fail alike
+        return None
+    return f"ill-conditioned: {', '.join(unstable)}" if unstable else None
+
+
 def ill_conditioned(desc, bounds, inputs, expected, mags, prec, samples: int = 2) -> list:
     """The outputs that one float32 ulp of rounding per op (noisy_outputs) moves
     by more than a tenth of their tolerance, in any of `samples` draws: a float32

@@ -53,7 +53,8 @@ def test_loop_fusion_on_random_programs(request, monkeypatch):
         seen["changed"] += changed
         for bounds in ({d.upper(): desc.min_bound[d] + 1 for d in desc.dims},
                        {d.upper(): desc.min_bound[d] + 3 for d in desc.dims}):
-            agree(p, off, on, bounds, make_inputs(desc, bounds, 0), "loop fusion", exact=True, with_jax=changed)
+            agree(p, off, on, bounds, make_inputs(desc, bounds, 0), "loop fusion", exact=True, with_jax=changed,
+                  desc=desc)
 
     run()
     print("\nloop fusion:", seen)

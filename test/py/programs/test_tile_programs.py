@@ -158,6 +158,17 @@ def test_learner_loss_tiled(backend):
         np.testing.assert_allclose(out["loss"], np.tanh(x @ w).sum(), rtol=1e-4, atol=1e-4)
 
 
+def test_the_schedule_checker_computes_a_tiled_programs_tile_count():
+    """check_schedule takes a run's bounds and computes the derived ones, as run does
+    (it raised KeyError 'N' on a tiled program: make fuzz, seed 560473439)."""
+    from tidal.runtime.scheduled.checker import check_schedule
+    p, T, _ = _learner()
+    exe = p.compile(backend="numpy", passes=TILED)
+    for value in (1, 16, 40):
+        report = check_schedule(exe.compiled, {"T": value})
+        assert report.executions >= (value + 15) // 16
+
+
 def test_tiling_shrinks_the_stores_and_the_default_threshold_leaves_it():
     p, T, _ = _learner()
     plain = p.compile(backend="jax")
