@@ -25,6 +25,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from tidal import config
 from tidal.dialects.attrs import with_derived
 
 __all__ = ["INT64_MAX", "check_bound", "check_bounds", "cast_exact", "check_udf_result", "check_footprint",
@@ -137,10 +138,8 @@ def check_udf_result(callee: str, out: Any, shapes: Sequence[tuple], dtypes: Seq
 def memory_limit() -> int:
     """Bytes a run may use: physical memory, or the cgroup limit when lower.
     `TIDAL_MEMORY_LIMIT` (bytes) overrides it."""
-    env = os.environ.get("TIDAL_MEMORY_LIMIT")
-    if env:
-        return int(env)
-    return _machine_memory()
+    limit = config.memory_limit.value
+    return limit if limit is not None else _machine_memory()
 
 
 @functools.lru_cache(maxsize=1)

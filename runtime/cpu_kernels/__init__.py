@@ -32,6 +32,8 @@ import subprocess
 import tempfile
 import threading
 
+from tidal import config
+
 __all__ = ["tn_matmul", "available", "status", "MIN_SIZE"]
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tn_matmul.cc")
@@ -45,7 +47,7 @@ _state: dict = {}
 
 
 def _cache_dir() -> str:
-    root = os.environ.get("TIDAL_CACHE_DIR") or os.path.join(
+    root = config.cache_dir.value or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tidal")
     return os.path.join(root, "cpu-kernels")
 
@@ -82,7 +84,7 @@ def _load() -> bool:
         if "ok" in _state:
             return _state["ok"]
         _state["ok"], _state["why"] = False, ""
-        if os.environ.get("TIDAL_CPU_KERNELS", "1") == "0":
+        if not config.cpu_kernels.value:
             _state["why"] = "off (TIDAL_CPU_KERNELS=0)"
             return False
         try:

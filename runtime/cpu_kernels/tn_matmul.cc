@@ -103,7 +103,11 @@ static ffi::Error Run(const char* name, ffi::Buffer<ffi::F32>& a, ffi::Buffer<ff
     return ffi::Error::InvalidArgument(std::string(name) + ": operands must be (K, M) and (K, N)");
   int64_t K = ad[0] < rows ? ad[0] : rows, M = ad[1], N = bd[1];
   if (K < 0) K = 0;
-  static const bool fast = __builtin_cpu_supports("avx512f") && !std::getenv("TIDAL_CPU_KERNELS_GENERIC");
+  // TIDAL_CPU_KERNELS_GENERIC (declared in tidal.config): any value but 0 selects the portable loops.
+  static const bool fast = [] {
+    const char* generic = std::getenv("TIDAL_CPU_KERNELS_GENERIC");
+    return __builtin_cpu_supports("avx512f") && !(generic && *generic && std::strcmp(generic, "0") != 0);
+  }();
   if (fast)
     tn512(a.typed_data(), b.typed_data(), c->typed_data(), K, M, N);
   else

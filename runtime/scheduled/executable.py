@@ -13,7 +13,6 @@ allocates the stores for its bounds, loads the inputs and calls the program.
 from __future__ import annotations
 
 import contextlib
-import os
 
 import numpy as np
 from mlir import ir
@@ -28,6 +27,7 @@ from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
 from tidal.passes.stages import CompileStages, module_snapshot
+from tidal import config
 from tidal.symbolic import compile_expr, parse, slice_size
 
 from ..reference import load_graph
@@ -83,7 +83,7 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     stages = stages if stages is not None else CompileStages()
     stages.allow(*USER_ERRORS)
     if xla_loops is None:
-        xla_loops = os.environ.get("TIDAL_XLA_LOOPS") != "off"
+        xla_loops = config.xla_loops.value != "off"
     return Executable(root, graph_op, dict(udfs or {}), backend, options, stages,
                       xla_loops and backend == "jax" and device_memory is None, device_memory)
 
@@ -263,7 +263,7 @@ class Executable(StoreAllocation):
             # kernels traced inside the loop's trace are part of its one XLA program
             self._inlined += sum(counts.values()) - traces - (counts.get(f"_loop{n}", 0) - own)
         except Exception as e:   # noqa: BLE001 - a trace JAX refuses: the loop runs in Python
-            if os.environ.get("TIDAL_XLA_LOOPS") == "strict":   # tests: a refused trace is a bug
+            if config.xla_loops.value == "strict":   # tests: a refused trace is a bug
                 raise
             self.loop_fallbacks[n] = f"{type(e).__name__}: {e}"
             return plain(*free)

@@ -13,7 +13,7 @@ import tidal as td
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 from tidal.passes.stages import InternalCompilerError
 
-from test_tidal_opt import TIDAL_OPT
+from test_tidal_opt import OPT_TOOL
 
 PLUGIN = os.path.join(os.path.dirname(__file__), "..", "lit", "tidal-opt", "Inputs", "test_passes.py")
 PLUGIN = os.path.abspath(PLUGIN)
@@ -41,7 +41,7 @@ def _program():
 def _tidal_opt(command: str, cwd: str) -> subprocess.CompletedProcess:
     argv = shlex.split(command)
     assert argv[0] == "tidal-opt"
-    return subprocess.run([TIDAL_OPT, *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run([OPT_TOOL, *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import tidal as td
 from tidal.lowering.graph import Edge, Graph, Node, components
 from tidal.symbolic import IndexSeq
 
-from test_tidal_opt import TIDAL_OPT
+from test_tidal_opt import OPT_TOOL
 from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
 
@@ -69,13 +69,13 @@ def test_sdg_renders_with_graphviz(exe, tmp_path, ext, magic):
 def test_tidal_opt_sdg_view_graph_prints_the_same_dot(exe, tmp_path):
     src = tmp_path / "g.mlir"
     src.write_text(exe.stages[DEFAULT_SDG_PASSES[-1]])   # the graph the executable runs
-    r = subprocess.run([TIDAL_OPT, str(src), "--sdg-view-graph", "-o", "/dev/null"],
+    r = subprocess.run([OPT_TOOL, str(src), "--sdg-view-graph", "-o", "/dev/null"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     exe.draw("sdg", tmp_path / "g.dot")
     assert r.stderr == (tmp_path / "g.dot").read_text()
     out = tmp_path / "v.dot"
-    r = subprocess.run([TIDAL_OPT, str(src), f"--pass-pipeline=builtin.module(sdg-view-graph{{file={out}}})"],
+    r = subprocess.run([OPT_TOOL, str(src), f"--pass-pipeline=builtin.module(sdg-view-graph{{file={out}}})"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and out.read_text() == (tmp_path / "g.dot").read_text()
     assert "sdg.graph" in r.stdout   # the IR is unchanged and still printed

@@ -40,14 +40,14 @@ def _tidal_opt():
     return script if os.path.exists(script) else shutil.which("tidal-opt")
 
 
-TIDAL_OPT = _tidal_opt()
+OPT_TOOL = _tidal_opt()
 
 
 def tidal_opt(*args, timeout=60):
     """(completed process, CPU seconds it used)."""
-    assert TIDAL_OPT, "tidal-opt is not installed"
+    assert OPT_TOOL, "tidal-opt is not installed"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([TIDAL_OPT, *map(str, args)], capture_output=True, text=True,
+    out = subprocess.run([OPT_TOOL, *map(str, args)], capture_output=True, text=True,
                          timeout=timeout)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return out, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

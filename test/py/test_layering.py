@@ -1,7 +1,8 @@
-"""The layers depend on each other one way only (DEVELOPERS.md):
+"""The layers depend on each other one way only (docs/architecture.md):
 
-symbolic <- dialects <- passes <- lowering <- runtime <- frontend (python/tidal),
-and nothing imports the frontend. Checked on the source with `ast`, so a
+config <- symbolic <- dialects <- passes <- lowering <- runtime <- frontend
+(python/tidal), and nothing imports the frontend. `tidal.config` (the settings)
+imports nothing of Tidal's. Checked on the source with `ast`, so a
 violation fails here even if no test happens to execute the offending import.
 """
 import ast
@@ -12,6 +13,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # layer -> (source folder, package name)
 LAYERS = {
+    "config": (ROOT / "config", "tidal.config"),
     "symbolic": (ROOT / "symbolic", "tidal.symbolic"),
     "dialects": (ROOT / "dialects", "tidal.dialects"),
     "passes": (ROOT / "passes", "tidal.passes"),
@@ -44,6 +46,8 @@ def tidal_imports(path: pathlib.Path, package: str) -> list[tuple[int, str]]:
                 names = [".".join(base + ([node.module] if node.module else []))]
             else:
                 names = [node.module or ""]
+            if names == ["tidal"]:     # `from tidal import config`: the submodules named
+                names = [f"tidal.{alias.name}" for alias in node.names]
         else:
             continue
         found += [(node.lineno, n) for n in names if n == "tidal" or n.startswith("tidal.")]

@@ -17,7 +17,7 @@ def _tidal_opt():
     return script if os.path.exists(script) else shutil.which("tidal-opt")
 
 
-TIDAL_OPT = _tidal_opt()
+OPT_TOOL = _tidal_opt()
 GRAPH = textwrap.dedent("""\
     // a graph with a dead op
     !v = !tidal.tensor<[4], f32>
@@ -33,8 +33,8 @@ GRAPH = textwrap.dedent("""\
 
 
 def run(*args, stdin=None, cwd=None):
-    assert TIDAL_OPT, "tidal-opt is not installed"
-    return subprocess.run([TIDAL_OPT, *map(str, args)], input=stdin, capture_output=True,
+    assert OPT_TOOL, "tidal-opt is not installed"
+    return subprocess.run([OPT_TOOL, *map(str, args)], input=stdin, capture_output=True,
                           text=True, cwd=cwd)
 
 

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from tidal import config
+
 __all__ = ["program_key", "lookup", "store", "clear", "enable_persistent_cache", "CAPACITY"]
 
 CAPACITY = 8
@@ -91,7 +93,7 @@ def enable_persistent_cache(directory: str | os.PathLike) -> None:
 
 
 def persistent_cache_from_environment() -> None:
-    directory = os.environ.get("TIDAL_CACHE_DIR")
+    directory = config.cache_dir.value
     if directory:
         import jax
 

@@ -19,10 +19,10 @@ pass stage is its recorded pipeline applied to the previous `.mlir` file.
 """
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any, Iterable, Mapping, Sequence
 
+from tidal import config
 from tidal.passes.stages import CompileStages, module_snapshot
 
 from .errors import TidalError
@@ -108,10 +108,6 @@ def default_passes(*, without: Iterable[str] = (),
     return passes
 
 
-def _flag(value: Any, env: str) -> Any:
-    if value is None:
-        value = os.environ.get(env) or None
-    return value
 
 
 def _plugins(steps) -> tuple:
@@ -159,8 +155,8 @@ def _sdg_steps(passes: Sequence[str] | str | None):
 
 def make_stages(passes, dump, progress):
     steps = _sdg_steps(passes)
-    dump = _flag(dump, "TIDAL_DUMP")
-    progress = bool(_flag(progress, "TIDAL_PROGRESS"))
+    dump = dump if dump is not None else config.dump.value
+    progress = bool(progress if progress is not None else config.progress.value)
     return steps, CompileStages(dump, progress=progress, plugins=_plugins(steps), user_errors=(TidalError,))
 
 

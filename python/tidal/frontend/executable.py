@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from tidal import config
 from tidal.symbolic import Dim, Symbol, evaluate
 
 from tidal.runtime.run_checks import cast_exact, check_bound, is_device_array
@@ -219,7 +220,7 @@ class Executable:
                                             device_memory=budget)
             if key is not None:
                 compile_cache.store(key, (self.module, self._stages, self.compiled))
-        if timings if timings is not None else os.environ.get("TIDAL_TIMINGS"):
+        if timings if timings is not None else config.timings.value:
             print(("(compile cache hit: the stages of the first compile)\n" if self.cache_hit else "")
                   + self.timings(), file=sys.stderr)
 
@@ -257,7 +258,7 @@ class Executable:
         values = validate_inputs(self.program, inputs, b, device=self.backend == "jax")
         if self.compiled is not None:
             if progress is None:
-                progress = bool(os.environ.get("TIDAL_PROGRESS"))
+                progress = config.progress.value
             return self.compiled.run(b, values, progress=bool(progress))
         from tidal.runtime.reference import evaluate as reference_evaluate
 

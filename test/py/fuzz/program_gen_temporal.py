@@ -9,17 +9,17 @@ node's `margin`), `point_read`, `slice_read` with its time reduction
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
+
+from tidal import config
 
 from program_desc import SLICES, kind_of, weak
 
-EXCLUDE = {f for f in os.environ.get("TIDAL_FUZZ_EXCLUDE", "").split(",") if f}
+EXCLUDE = set(config.fuzz_exclude.value)
 # Features drawn only on request (TIDAL_FUZZ_INCLUDE=feat,feat): `slice_elementwise`
 # (an elementwise op on a slice whose size varies with the point: padded values on
 # jax) is off by default until the open finding it hit is fixed (issue 8 notes, F4).
-INCLUDE = {f for f in os.environ.get("TIDAL_FUZZ_INCLUDE", "").split(",") if f}
+INCLUDE = set(config.fuzz_include.value)
 SHAPES = [(), (3,), (2,), (2, 3)]
 FLOAT_UNARY = ["tanh", "sin", "neg", "abs", "sigmoid", "relu", "cos", "square", "exp", "log",
                "sqrt", "rsqrt", "reciprocal", "floor", "ceil", "sign"]

@@ -14,6 +14,8 @@ import time
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
+from tidal import config
+
 from fuzz_budget import fuzz_n
 from fuzz_check import Rejected, check
 from program_gen import features, programs
@@ -47,8 +49,9 @@ def test_random_programs(request):
         stats.update(features(desc))
         log, t0 = [], time.time()
         status = "ok"
-        if os.environ.get("TIDAL_FUZZ_LOG"):  # what is running now (to see a hang)
-            with open(os.environ["TIDAL_FUZZ_LOG"] + ".current.py", "w") as f:
+        fuzz_log = config.fuzz_log.value
+        if fuzz_log:  # what is running now (to see a hang)
+            with open(fuzz_log + ".current.py", "w") as f:
                 f.write(f"# bounds {bounds}, seed {seed}\n" + desc.repro())
         try:
             check(desc, bounds, seed, log=log)
@@ -58,18 +61,18 @@ def test_random_programs(request):
             assume(False)
         except AssertionError as e:
             status = "FAIL " + str(e).splitlines()[0][:150]
-            if os.environ.get("TIDAL_FUZZ_LOG"):   # the first failure in full, before shrinking
-                path = os.environ["TIDAL_FUZZ_LOG"] + ".fail.md"
+            if fuzz_log:   # the first failure in full, before shrinking
+                path = fuzz_log + ".fail.md"
                 if not os.path.exists(path):
                     with open(path, "w") as f:
                         f.write(f"# bounds {bounds}, seed {seed}\n```\n{desc.repro()}```\n```\n{e}\n```\n")
             raise
         finally:
-            if os.environ.get("TIDAL_FUZZ_LOG"):  # one line per example, for long runs
-                with open(os.environ["TIDAL_FUZZ_LOG"], "a") as f:
+            if fuzz_log:  # one line per example, for long runs
+                with open(fuzz_log, "a") as f:
                     f.write(f"{time.time() - t0:6.2f}s {len(desc.nodes):3d} nodes {bounds} {status}\n")
                 if time.time() - t0 > 30:
-                    with open(os.environ["TIDAL_FUZZ_LOG"] + ".slow.md", "a") as f:
+                    with open(fuzz_log + ".slow.md", "a") as f:
                         f.write("\n".join([f"\n## {time.time() - t0:.1f}s", "```", desc.repro(), "```"]
                                           + [x for x in log if x.startswith("time")]) + "\n")
         stats["(programs)"] += 1
@@ -83,8 +86,8 @@ def test_random_programs(request):
     try:
         run()
     except AssertionError as e:  # the shrunk failure: keep it (TIDAL_FUZZ_FINDINGS=file.md)
-        if os.environ.get("TIDAL_FUZZ_FINDINGS"):
-            with open(os.environ["TIDAL_FUZZ_FINDINGS"], "a") as f:
+        if config.fuzz_findings.value:
+            with open(config.fuzz_findings.value, "a") as f:
                 f.write(f"\n## {type(e).__name__}\n\n```\n{e}\n```\n")
         raise
     print("\nfuzz:", dict(sorted(stats.items())))

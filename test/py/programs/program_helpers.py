@@ -6,13 +6,14 @@ program, XLA kernels), and the two must agree. TIDAL_PROGRAM_BACKENDS
 overrides the list (e.g. "reference" alone for a quick run, or
 "reference,jax,numpy").
 """
-import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-BACKENDS = [b for b in os.environ.get("TIDAL_PROGRAM_BACKENDS", "reference,jax").split(",") if b]
+from tidal import config
+
+BACKENDS = list(config.program_backends.value)
 
 
 def run(p, bounds, inputs=None, backend=None):
