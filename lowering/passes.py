@@ -1,7 +1,9 @@
-"""Registers the lowering passes with `tidal.passes` (lazily, by name).
-
-`tidal-opt --load-pass-plugin=tidal.lowering.passes` makes them available
-where the registry table does not list them yet; `register()` is idempotent.
+"""Registers the lowering passes with `tidal.passes` (lazily, by name) when
+imported: the registry of the layer below does not name them (dependencies point
+one way). tidal-opt and the frontend's compile pipeline import this module when
+they start; code that runs `sdg-schedule` through `tidal.passes` on its own
+imports it too (`--load-pass-plugin=tidal.lowering.passes` does so for tidal-opt
+by hand). `register()` is idempotent.
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from .base import ModulePass
 __all__ = ["get_pass", "all_pass_names", "register_pass", "unregister_pass", "is_loaded",
            "UnknownPassError"]
 
-# name -> "module:Class" (absolute module path). One pass per module.
+# name -> "module:Class" (absolute module path) of this layer's passes. One pass per module.
 _TABLE: dict[str, str] = {
     "rt-to-sdg": "tidal.passes.rt_to_sdg:RtToSdg",
     "sdg-accumulate": "tidal.passes.sdg_accumulate:SdgAccumulate",
@@ -35,11 +35,11 @@ _TABLE: dict[str, str] = {
     "sdg-tile": "tidal.passes.sdg_tile:SdgTile",
     "sdg-vectorize": "tidal.passes.sdg_vectorize:SdgVectorize",
     "sdg-inline-islands": "tidal.passes.sdg_inline_islands:SdgInlineIslands",
-    "sdg-lower-to-scf": "tidal.lowering.sdg_lower_to_scf:SdgLowerToScf",
-    "sdg-schedule": "tidal.lowering.sdg_schedule:SdgSchedule",
     "sdg-verify-dependences": "tidal.passes.sdg_verify_dependences:SdgVerifyDependences",
-    "sdg-view-graph": "tidal.lowering.sdg_view_graph:SdgViewGraph",
 }
+# The layers above add theirs with register_pass (tidal.lowering.passes: sdg-schedule,
+# sdg-lower-to-scf, sdg-view-graph); tidal-opt and the frontend's compile pipeline
+# register them when they start.
 _LOADED: dict[str, type[ModulePass]] = {}
 
 

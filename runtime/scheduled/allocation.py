@@ -22,11 +22,32 @@ from .launchers import static_bucket, store_name
 from .opdecode import DTYPES
 from .stores import PointStore, bucket, make_store
 
-__all__ = ["StoreAllocation"]
+__all__ = ["StoreAllocator"]
 
 
-class StoreAllocation:
-    """The allocation half of `Executable` (executable.py)."""
+class StoreAllocator:
+    """The stores of an executable's runs (executable.py owns one): their layouts
+    for a run's bounds, the footprint check, the inputs loaded, and `alloc(k)` /
+    `free(k)`, which the host program calls where a value's lifetime starts and
+    ends. `ns` is the host program's namespace, where the live stores are bound
+    by name; `counts` the executable's run counters (host-to-device copies)."""
+
+    def __init__(self, graph, plans: dict, mem_plan, late: set, backend, device_memory: int | None,
+                 padded: dict, counts: list):
+        self.graph, self.plans, self.mem_plan, self.late = graph, plans, mem_plan, late
+        self.backend, self.device_memory, self.padded, self._counts = backend, device_memory, padded, counts
+        self.ns: dict = {}
+        self.live: dict = {}          # the run's live stores by name: allocate() sets, alloc adds, free drops
+        self.memory = None            # the run's MemoryTracker (memory.py)
+        self.swapper = None           # under a device budget (swapping.py)
+        self.reuses = 0               # values whose store took memory an earlier value had (last run)
+        self._run_bounds: dict = {}
+        self._pending: dict = {}
+        self._uploads: list = []
+        self._storage_bufs: dict = {}
+        self._live_index = None
+        self._layout_cache: dict = {}
+        self._descriptions: dict = {}
 
     def _shape(self, texts, bounds):
         exprs = [_parsed(t) for t in texts]
@@ -50,7 +71,7 @@ class StoreAllocation:
                     raise EvaluationError(f"{node.location}: {e}") from None
             return
         if store.xp is not np and is_device_array(inputs[name], dtype, tuple(extents) + tuple(shape)) \
-                and getattr(self, "device_memory", None) is None:
+                and self.device_memory is None:
             # a device array as declared: read as is (inputs are never written), or
             # padded to the store's capacity where it is (no copy to the host and back)
             store.buf = inputs[name] if tuple(store.caps) == tuple(extents) else \
@@ -66,7 +87,7 @@ class StoreAllocation:
                                   f"expected {expected}")
         if store.xp is np:
             store.buf = given
-        elif getattr(self, "device_memory", None) is None:
+        elif self.device_memory is None:
             store.buf = given          # sent and padded to the store's capacity on the device (_upload)
             self._uploads.append(store)
             self._counts[3] += 1
@@ -87,14 +108,14 @@ class StoreAllocation:
             return None
         return shape[:axis] + (cap,) + shape[axis:]
 
-    def _layouts(self, bounds: dict) -> list:
+    def layouts(self, bounds: dict) -> list:
         """(key, plan, extents, per-point shape or None, dtype) of every store of a run."""
         return self._planned(bounds)[0]
 
     def _planned(self, bounds: dict) -> tuple[list, list]:
         """(the layouts, the footprint) of a run's stores: the same for the same
         bounds, kept for the last few."""
-        cache = self.__dict__.setdefault("_layout_cache", {})
+        cache = self._layout_cache
         key = tuple(sorted(bounds.items()))
         if key not in cache:
             if len(cache) >= 8:
@@ -137,7 +158,7 @@ class StoreAllocation:
             size = math.prod(shape)
             node = self.graph.nodes[k]
             entry = (f"the store of '{node.label}' at {node.location}", points * size * np.dtype(dtype).itemsize)
-            storage = self.mem_plan.storage_of.get((k, r)) if getattr(self, "device_memory", None) is None else None
+            storage = self.mem_plan.storage_of.get((k, r)) if self.device_memory is None else None
             if storage is None:
                 entries.append(entry)
             elif entry[1] > shared.get(storage, ("", -1))[1]:
@@ -145,15 +166,19 @@ class StoreAllocation:
         return entries + list(shared.values())
 
     def allocate(self, bounds: dict, inputs: dict) -> dict:
-        """The stores of one run, inputs loaded (by generated name); the
-        stores of values whose lifetime starts later (`self.late`) are
-        created by `_alloc` when it does."""
+        """The stores of one run, inputs loaded (by generated name; also `live`);
+        the stores of values whose lifetime starts later (`self.late`) are
+        created by `alloc` when it does. The previous run's stores are dropped
+        from the namespace first."""
+        for key in self.live:
+            self.ns[key] = None
         layouts, footprint = self._planned(bounds)
         check_footprint(footprint)
+        self._run_bounds = bounds
         stores = {}
         self._pending, self._uploads = {}, []
         self._storage_bufs = {}     # storage -> its buffer this run (memory_plan.py)
-        self._reuses = 0            # values whose store took memory an earlier value had
+        self.reuses = 0            # values whose store took memory an earlier value had
         for layout in layouts:
             (k, r), _, _, shape, _ = layout
             if self.graph.nodes[k].name != "sdg.output":
@@ -163,15 +188,14 @@ class StoreAllocation:
             else:
                 stores[store_name(k, r)] = self._make_store(layout, bounds, inputs)
         _upload(self._uploads)
+        self.live = stores
         return stores
 
     def _make_store(self, layout, bounds: dict, inputs: dict):
         (k, r), plan, extents, shape, dtype = layout
-        xp = np
-        if self.backend == "jax":
-            import jax.numpy as xp
+        xp = self.backend.array_module()
         node = self.graph.nodes[k]
-        budget = getattr(self, "device_memory", None) is not None   # every store starts on the host
+        budget = self.device_memory is not None   # every store starts on the host
         # an input's buffer is replaced by the loaded value (_load_input): never sent zeros
         storage = None if budget else self.mem_plan.storage_of.get((k, r))
         zeros = None if storage is None else functools.partial(self._from_storage, storage, xp)
@@ -187,10 +211,10 @@ class StoreAllocation:
             slots = [slots[i] for i in store.dense_axes]
         if isinstance(store, PointStore) and shape is not None:   # packable (traced.py)
             store.layout = (slots, shape, np.dtype(dtype))
-        elif isinstance(store, PointStore) and k in self._gen.padded and r == 0 \
-                and self._gen.padded[k].out_axis is not None:
+        elif isinstance(store, PointStore) and k in self.padded and r == 0 \
+                and self.padded[k].out_axis is not None:
             # padded values, packed at their static capacity (traced.py, LauncherGen.bucket)
-            axis = self._gen.padded[k].out_axis
+            axis = self.padded[k].out_axis
             padded_shape = self._padded_shape(node.result_shapes[r], axis, bounds)
             if padded_shape is not None:
                 store.layout, store.padded_axis = (slots, padded_shape, np.dtype(dtype)), axis
@@ -199,7 +223,7 @@ class StoreAllocation:
         return store
 
     # -- lifetimes (the host program's `_alloc(k)` / `_free(k)`) ------------------------------
-    def _alloc(self, k: int, quiet: bool = False) -> None:
+    def alloc(self, k: int, quiet: bool = False) -> None:
         """`quiet`: called just after another `_alloc` or `_free` (hostgen.py)."""
         created, self._uploads = {}, []
         for layout in self._pending.pop(k, ()):
@@ -208,32 +232,31 @@ class StoreAllocation:
         self.ns.update(created)
         for key in created:          # the index is current before the stores it adds
             keys = self._live_keys(node_of(key))
-            if key not in self._live_stores:
+            if key not in self.live:
                 keys.append(key)
-        self._live_stores.update(created)
-        if getattr(self, "_swapper", None) is not None:
-            self._swapper.added(created)     # created on the host
-        self._memory.allocated(k, created, quiet)
+        self.live.update(created)
+        if self.swapper is not None:
+            self.swapper.added(created)     # created on the host
+        self.memory.allocated(k, created, quiet)
 
     def _live_keys(self, k: int) -> list:
-        """The live stores of op k: an index of `_live_stores` by op, rebuilt when a
-        run replaces that dict (a scan of every live store per `_free` cost PPO 27 ms
-        a run)."""
-        index = getattr(self, "_live_index", None)
-        if index is None or index[0] is not self._live_stores:
+        """The live stores of op k: an index of `live` by op, rebuilt when a run
+        replaces that dict (a scan of every live store per `free` is slow)."""
+        index = self._live_index
+        if index is None or index[0] is not self.live:
             by_op: dict[int, list] = {}
-            for key in self._live_stores:
+            for key in self.live:
                 by_op.setdefault(node_of(key), []).append(key)
-            index = self._live_index = (self._live_stores, by_op)
+            index = self._live_index = (self.live, by_op)
         return index[1].setdefault(k, [])
 
-    def _free(self, k: int, quiet: bool = False) -> None:
+    def free(self, k: int, quiet: bool = False) -> None:
         keys = self._live_keys(k)
         self._live_index[1][k] = []
-        self._memory.freeing(k, keys, quiet)
+        self.memory.freeing(k, keys, quiet)
         for key in keys:
-            self._release(k, _result_of(key), self._live_stores[key])
-            del self._live_stores[key]
+            self._release(k, _result_of(key), self.live[key])
+            del self.live[key]
             self.ns[key] = None     # the buffer goes with its last reference
 
     def _release(self, k: int, r: int, store) -> None:
@@ -241,7 +264,7 @@ class StoreAllocation:
         NumPy pool stays; a device buffer is kept to be zeroed in place), or
         released with the storage's last value."""
         storage = self.mem_plan.storage_of.get((k, r))
-        if storage is None or getattr(self, "device_memory", None) is not None:
+        if storage is None or self.device_memory is not None:
             return
         if self.mem_plan.storages[storage].values[-1] == (k, r):
             self._storage_bufs.pop(storage, None)
@@ -259,20 +282,20 @@ class StoreAllocation:
             if pool is None or pool.nbytes < nbytes:
                 pool = self._storage_bufs[storage] = np.empty(nbytes, dtype=np.uint8)
             else:
-                self._reuses += 1
+                self.reuses += 1
             view = pool[:nbytes].view(dtype).reshape(shape)
             view.fill(0)
             return view
         from .stores import _device_zeros
         dead = self._storage_bufs.pop(storage, None)
         if dead is not None and tuple(dead.shape) == tuple(shape) and dead.dtype == dtype:
-            self._reuses += 1
+            self.reuses += 1
             return _zeros_in_place(dead)
         return _device_zeros(tuple(shape), dtype.str)
 
-    def _describe_store(self, key: str) -> tuple:
+    def describe_store(self, key: str) -> tuple:
         """(name, label, kind) of a store key, for the memory report."""
-        cache = self.__dict__.setdefault("_descriptions", {})
+        cache = self._descriptions
         if key not in cache:
             cache[key] = self._describe(key)
         return cache[key]

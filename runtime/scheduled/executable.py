@@ -28,11 +28,13 @@ from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
 from tidal.passes.stages import CompileStages, module_snapshot
 from tidal import config
+from .. import backends
+from ..backends import Backend
 from tidal.symbolic import compile_expr, parse, slice_size
 
 from ..reference import load_graph
 from ..reference_graph import EvaluationError, format_point
-from .allocation import StoreAllocation
+from .allocation import StoreAllocator
 from .hostgen import HELPERS, host_source
 from .launchers import LauncherGen, store_name
 from ..run_checks import check_bounds, check_udf_result
@@ -58,12 +60,13 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
     return "sdg-schedule" + ("{" + " ".join(changed) + "}" if changed else "")
 
 
-def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = None,
+def compile_sdg(module, udfs=None, *, backend: "str | Backend" = "jax", graph: str | None = None,
                 options: ScheduleOptions | None = None, stages: CompileStages | None = None,
                 xla_loops: bool | None = None, device_memory: int | None = None) -> "Executable":
     """Compiles the `sdg.graph` (or `rt.program`) of `module` (an ir.Module or
     text; the caller's module is not modified). Raises `ScheduleError` for an
-    unschedulable program. `options`: isl's (by default the graph's,
+    unschedulable program. `backend`: a scheduled backend (tidal.runtime.backends),
+    or its name. `options`: isl's (by default the graph's,
     tidal.lowering.schedule.options_for). `xla_loops` (jax): run each loop whose body JAX can
     trace as one `lax.fori_loop` (traced.py) instead of a Python loop; by
     default on, off with TIDAL_XLA_LOOPS=off (=strict: a failed trace raises
@@ -72,10 +75,13 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     sdg-lower-to-scf, storage, host. `device_memory` (jax): a budget in bytes
     for the stores on the device, kept by swapping (swapping.py; loops then
     run in Python)."""
-    if backend not in ("jax", "numpy"):
-        raise ValueError(f"unknown backend {backend!r} (jax or numpy)")
-    if device_memory is not None and (backend != "jax" or int(device_memory) <= 0):
-        raise ValueError("device_memory needs the jax backend and a positive number of bytes")
+    backend = backends.get(backend)
+    if not backend.scheduled:
+        raise backends.UnknownBackend(f"the {backend} backend is not compiled: use one of "
+                                      f"{', '.join(n for n in backends.names() if backends.get(n).scheduled)}")
+    if device_memory is not None and (not backend.memory_budget or int(device_memory) <= 0):
+        raise ValueError(f"device_memory needs a backend with a device memory budget (the {backend} backend has "
+                         "none) and a positive number of bytes")
     if not isinstance(module, str):
         root = module.operation if hasattr(module, "operation") else module
         module = root.clone()
@@ -85,10 +91,10 @@ def compile_sdg(module, udfs=None, *, backend: str = "jax", graph: str | None = 
     if xla_loops is None:
         xla_loops = config.xla_loops.value != "off"
     return Executable(root, graph_op, dict(udfs or {}), backend, options, stages,
-                      xla_loops and backend == "jax" and device_memory is None, device_memory)
+                      xla_loops and backend.traces_loops and device_memory is None, device_memory)
 
 
-class Executable(StoreAllocation):
+class Executable:
     def __init__(self, root, graph_op, udfs, backend, options, stages, xla_loops=False, device_memory=None):
         self.root, self.udfs, self.backend = root, udfs, backend
         self.device_memory = None if device_memory is None else int(device_memory)
@@ -130,8 +136,10 @@ class Executable(StoreAllocation):
 
     def _load(self) -> None:
         """The host program compiled and its namespace filled (kernels wrapped for jit)."""
+        self.allocator = StoreAllocator(self.graph, self.plans, self.mem_plan, self.late, self.backend,
+                                        self.device_memory, self._gen.padded, self._counts)
         with self._device_scope():
-            self.ns = self._namespace(self._gen)
+            self.ns = self.allocator.ns = self._namespace(self._gen)
         exec(compile(self.source, f"<tidal program @{self.graph.name}>", "exec"), self.ns)  # noqa: S102
         self._program = self.ns["_program"]
 
@@ -179,7 +187,7 @@ class Executable(StoreAllocation):
         static = static and "cond" not in node.attrs
         axes = [AxisPlan(s, "block") for s in node.domain]
         kind = "block" if static else "point"
-        if static and self.backend == "jax" and node.name == "sdg.output":
+        if static and self.backend.jit_kernels and node.name == "sdg.output":
             # A point-stored value is kept by reference and stacked once at the
             # end (about 1.5 us a point) instead of a jitted in-place write per point.
             edge = node.edges[0]
@@ -190,17 +198,17 @@ class Executable(StoreAllocation):
 
     def _user_scope(self):
         """Undoes `_device_scope` for user code (UDFs) called during a run."""
-        if self.backend != "jax":
+        if not self.backend.device_arrays:
             return contextlib.nullcontext()
         import jax
         return jax.enable_x64(self._user_x64)
 
     def _device_scope(self):
-        """The context kernels are built, traced and run in: on the jax
-        backend, 64-bit types on (`jax.enable_x64(True)`: thread-local, undone
+        """The context kernels are built, traced and run in: with device (JAX)
+        arrays, 64-bit types on (`jax.enable_x64(True)`: thread-local, undone
         on exit, so the user's JAX configuration is left alone), so i64
         indices (argmax, symbol values) and f64 programs stay on the device."""
-        if self.backend != "jax":
+        if not self.backend.device_arrays:
             return contextlib.nullcontext()
         import jax
         self._user_x64 = bool(jax.config.jax_enable_x64)
@@ -210,15 +218,15 @@ class Executable(StoreAllocation):
         ns = dict(HELPERS)
         ns.update(_np=np, _slice=slice, _kbucket=kernel_bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
                   _udf=self._call_udf, _own=_own, _C=self._counts, _Padded=Padded, _unpad=unpad,
-                  _d2h=self._device_to_host, _h2d=self._host_to_device, _alloc=self._alloc, _free=self._free)
+                  _d2h=self._device_to_host, _h2d=self._host_to_device, _alloc=self.allocator.alloc, _free=self.allocator.free)
         if self.device_memory is not None:
-            self._swapper = make_swapper(self)
+            self._swapper = self.allocator.swapper = make_swapper(self)
             ns["_G"] = self._swapper.guard
         for k, d in self.opdefs.items():
             ns[f"_F{k}"] = d.fn
             if d.value is not None:
                 ns[f"_V{k}"] = d.value
-        if self.backend == "jax":
+        if self.backend.jit_kernels:
             import jax
             from .jax_backend import jit_kernel, kernel_key
             for k, d in self.opdefs.items():
@@ -320,18 +328,15 @@ class Executable(StoreAllocation):
         self.sched.check_bounds(bounds)  # UncomputableError if an output or UDF needs a missing point
         self._bound_values = tuple(bounds[b] for b in self.graph.bounds)
         self._counts[:] = [0, 0, 0, 0]
-        self._run_bounds = bounds
-        for key in getattr(self, "_live_stores", None) or ():   # the previous run's stores go now
-            self.ns[key] = None
         self.last_stores = self._memory_report = None
-        stores = self.allocate(bounds, inputs or {})
-        self._live_stores = stores                      # _alloc adds, _free drops
-        swapper = getattr(self, "_swapper", None)
-        self._memory = MemoryTracker(self._describe_store, swapper and (lambda key: key in swapper.on_host),
-                                     self.device_memory)
+        allocator = self.allocator
+        stores = allocator.allocate(bounds, inputs or {})    # the previous run's stores go now
+        swapper = allocator.swapper
+        memory = allocator.memory = MemoryTracker(allocator.describe_store,
+                                                  swapper and (lambda key: key in swapper.on_host), self.device_memory)
         if swapper is not None:
             start_swapper(self, bounds)
-        self._memory.started(stores)
+        memory.started(stores)
         self.ns.update(stores)
         self.ns.update(bounds)
         program = self._progress_program() if progress else self._program
@@ -345,9 +350,9 @@ class Executable(StoreAllocation):
         program(*(bounds[b] for b in self.bound_names))
         self._check_index_ranges()
         self._check_empty_guards()
-        stores = self._live_stores
+        stores = allocator.live
         self.last_stores = stores
-        self._memory_report = self._memory.report()
+        self._memory_report = memory.report()
         self._store_bytes = self._memory_report.peak_bytes
         return self._results(bounds, stores)
 
@@ -465,7 +470,7 @@ class Executable(StoreAllocation):
                 "xla_loops": getattr(self, "xla_loop_count", 0), "loop_fallbacks": len(self.loop_fallbacks),
                 "xla_compilations": self.compiles(), "launches": launches, "host_launches": host,
                 "device_to_host": d2h, "host_to_device": h2d, "store_bytes": self._store_bytes,
-                "storage_reuses": getattr(self, "_reuses", 0)}
+                "storage_reuses": self.allocator.reuses}
 
     def memory_plan(self):
         """The array stores' storages (lowering/memory_plan.MemoryPlan): which

@@ -35,6 +35,7 @@ from tidal.lowering.graph import Graph, Node
 from tidal.lowering.storage import StorePlan
 from tidal.symbolic import compile_source, parse, provably_at_most, simplify, slice_size
 
+from ..backends import Backend
 from .opdecode import OpDef
 from .stores import dense_axes
 
@@ -55,7 +56,7 @@ def _has_steps(e) -> bool:
 
 class LauncherGen:
     def __init__(self, graph: Graph, plans: dict[tuple[int, int], StorePlan], opdefs: dict[int, OpDef],
-                 backend: str):
+                 backend: Backend):
         self.graph, self.plans, self.opdefs, self.backend = graph, plans, opdefs, backend
         self.kernels: dict[str, tuple] = {}      # name -> (opdef, operand specs, out spec, fn)
         self.host_nodes: set[int] = set()         # nodes launched on the host
@@ -74,7 +75,7 @@ class LauncherGen:
         from .jax_backend import mask_identity
         from .padded import plan_padded
         self.padded = plan_padded(graph, plans, opdefs, mask_identity) \
-            if backend == "jax" else {}           # node -> PaddedNode (padded.py)
+            if backend.jit_kernels else {}           # node -> PaddedNode (padded.py)
 
     # -- expressions ---------------------------------------------------------------------
     def code(self, e, node: Node) -> str:
@@ -188,7 +189,7 @@ class LauncherGen:
             padded = edge.source in self.padded and self.padded[edge.source].out_axis is not None
             return f"_unpad({value})" if padded else value
         self.not_traced("a host read of a slice or an array store")
-        if plan.kind != "point" and self.backend == "numpy" and all(
+        if plan.kind != "point" and not self.backend.device_arrays and all(
                 c.kind != "slice" or c.step == 1 for c in comps):
             idx = []
             for axis, c in enumerate(comps):
@@ -300,7 +301,7 @@ class LauncherGen:
             lines.append(pad + self.point_set(name, self.point_slot(plan, steps), value))
             return
         self.not_traced("a host write into an array store")
-        if self.backend == "numpy":
+        if not self.backend.device_arrays:
             idx = [self.slot(plan, i, s) for i, s in enumerate(steps)]
             lines.append(f"{pad}{name}.buf[{_index(idx)}] = _v = {value}")
             for i, a in enumerate(plan.axes):
@@ -319,7 +320,7 @@ class LauncherGen:
     def jit_call(self, node: Node, opdef: OpDef, edges: list, kname: str, pad: str, lines: list) -> bool:
         """Emits a jitted launch of `edges` through kernel `kname`; False if impossible."""
         from .jax_backend import mask_identity
-        if self.backend != "jax" or not opdef.jit_ok or len(node.result_shapes or [[]]) != 1:
+        if not self.backend.jit_kernels or not opdef.jit_ok or len(node.result_shapes or [[]]) != 1:
             return False
         plan = self.plan(node.index, 0)
         if not plan.static_shape and (plan.kind != "point" or any(
@@ -348,7 +349,7 @@ class LauncherGen:
         """Emits a jitted read of `edge`'s operand as a value (a traced merge
         branch, selected before one write); its variable, or None if impossible."""
         from .jax_backend import OutSpec, mask_identity
-        if self.backend != "jax" or not opdef.jit_ok or len(node.result_shapes or [[]]) != 1 \
+        if not self.backend.jit_kernels or not opdef.jit_ok or len(node.result_shapes or [[]]) != 1 \
                 or not self.plan(node.index, 0).static_shape:
             return None
         leaves, statics, pre, sizes = [], [], [], []
@@ -431,7 +432,7 @@ class LauncherGen:
         pre: list[str] = []
         args = [self.host_read(node, e, pre) for e in edges]
         lines += [pad + p for p in pre]
-        if self.backend == "jax":
+        if self.backend.device_arrays:
             args = [f"_d2h({a})" for a in args]
         if opdef.kind == "udf":
             point = "(" + "".join(s + ", " for s in node.domain) + ")"

@@ -171,13 +171,13 @@ def start_swapper(exe, bounds: dict) -> None:
     from .allocation import node_of
 
     reserve: dict[int, int] = {}
-    for (k, _), plan, _, shape, dtype in exe._layouts(bounds):
+    for (k, _), plan, _, shape, dtype in exe.allocator.layouts(bounds):
         if plan.kind == "point" and shape is not None:   # (a shape that varies per point: not known ahead)
             reserve[k] = reserve.get(k, 0) + int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
     exe._swapper.reserve = reserve
-    exe._swapper.varying = {k: _point_size(exe, k, bounds) for (k, r), plan, _, shape, _ in exe._layouts(bounds)
+    exe._swapper.varying = {k: _point_size(exe, k, bounds) for (k, r), plan, _, shape, _ in exe.allocator.layouts(bounds)
                             if plan.kind == "point" and shape is None and exe.graph.nodes[k].name != "sdg.output"}
-    exe._swapper.start(exe._live_stores, node_of, exe._memory)
+    exe._swapper.start(exe.allocator.live, node_of, exe.allocator.memory)
 
 
 def _point_size(exe, k: int, bounds: dict):

@@ -88,3 +88,20 @@ def test_layers_exist_and_have_code():
     for layer, (folder, _) in LAYERS.items():
         assert (folder / "__init__.py").exists(), layer
     assert (FRONTEND / "__init__.py").exists()
+
+
+def test_no_layer_names_a_module_of_a_layer_above_in_a_string():
+    """A registry entry "tidal.lowering.x:Cls" in tidal.passes would import a
+    higher layer by name, where the import check above cannot see it."""
+    violations = []
+    for layer in ORDER:
+        folder, _ = LAYERS[layer]
+        above = [LAYERS[name][1] for name in ORDER[ORDER.index(layer) + 1:]]
+        for path in python_files(folder):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    hit = next((pkg for pkg in above if node.value.startswith(pkg + ".")
+                                or node.value.startswith(pkg + ":")), None)
+                    if hit:
+                        violations.append(f"{path.relative_to(ROOT)}:{node.lineno} names {node.value!r}")
+    assert not violations, "a layer names a module above it:\n" + "\n".join(violations)

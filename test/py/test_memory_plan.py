@@ -91,7 +91,7 @@ def test_numpy_stores_of_one_storage_are_views_of_one_buffer(monkeypatch):
     from tidal.runtime.scheduled import allocation
     exe = compile_sdg(PHASES, backend="numpy")
     seen = []
-    make = allocation.StoreAllocation._from_storage
+    make = allocation.StoreAllocator._from_storage
 
     def spy(self, storage, xp, shape, dtype):
         buf = make(self, storage, xp, shape, dtype)
@@ -99,7 +99,7 @@ def test_numpy_stores_of_one_storage_are_views_of_one_buffer(monkeypatch):
         seen.append(buf)
         return buf
 
-    monkeypatch.setattr(allocation.StoreAllocation, "_from_storage", spy)
+    monkeypatch.setattr(allocation.StoreAllocator, "_from_storage", spy)
     exe.run({"T": 6}, {"x": _x(6)})
     assert len(seen) == 3
     assert all(np.shares_memory(seen[0], b) for b in seen[1:])

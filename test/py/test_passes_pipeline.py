@@ -5,6 +5,7 @@ from typing import ClassVar
 import pytest
 from mlir import ir
 
+import tidal.lowering.passes  # noqa: F401  (sdg-schedule, sdg-lower-to-scf)
 from tidal.dialects import make_context
 from tidal.passes import (ModulePass, PassFailure, PipelineError, TidalStep, UpstreamStep,
                           get_pass, option, parse_pipeline, register_pass, run_pipeline,

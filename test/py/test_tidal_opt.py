@@ -179,6 +179,7 @@ def test_print_ir_after_all_and_list_passes(graph_file):
     assert listing.returncode == 0
     text = listing.stdout
     assert text.startswith("Tidal passes:\n")
+    import tidal.lowering.passes  # noqa: F401  (tidal-opt registers them when it starts)
     from tidal.passes.registry import all_pass_names
     tidal_section = text[:text.index("Upstream MLIR passes")]
     listed = [line.split()[0][2:] for line in tidal_section.splitlines() if line.startswith("  --")]

@@ -15,7 +15,7 @@ from .creation import (arange, bernoulli, constant, full, full_like, input, ones
 from .compile_cache import clear as clear_compile_cache, enable_persistent_cache
 from .compile_pipeline import DEFAULT_SDG_PASSES, default_passes
 from .errors import SourceLocation, TidalError
-from .executable import Executable
+from .executable import Executable, backends
 from .indexing import Masked
 from .methods import max, min
 from .ops_elementwise import (abs, add, astype, ceil, clamp, cos, div, eq, exp, floor, floordiv, ge,
@@ -47,7 +47,7 @@ _set_user_error_hook(_symbolic_user_error)
 
 __all__ = [
     "Program", "current_program", "RecurrentTensor", "Node", "Case", "Masked", "TidalError",
-    "SourceLocation", "Executable", "clear_compile_cache", "enable_persistent_cache",
+    "SourceLocation", "Executable", "backends", "clear_compile_cache", "enable_persistent_cache",
     "DEFAULT_SDG_PASSES", "default_passes",
     "input", "param", "recurrent", "constant", "tensor", "zeros", "ones", "full", "zeros_like",
     "ones_like", "full_like", "arange", "rand", "randn", "bernoulli", "symbol", "udf",

@@ -23,6 +23,7 @@ import sys
 from typing import Any, Iterable, Mapping, Sequence
 
 from tidal import config
+import tidal.lowering.passes  # noqa: F401  (registers sdg-schedule, sdg-lower-to-scf, sdg-view-graph)
 from tidal.passes.stages import CompileStages, module_snapshot
 
 from .errors import TidalError

@@ -104,8 +104,9 @@ def _draw_sdg(exe: Any, path: str) -> None:
 def _draw_schedule(exe: Any, path: str, bounds: Any = None, annotate: bool = True) -> None:
     ext = _extension(path, ("png", "svg", "pdf"))
     if exe.compiled is None:
-        raise TidalError("the reference backend evaluates on demand and has no schedule to draw",
-                         'compile with backend="jax" or "numpy"')
+        from .executable import scheduled_backends
+        raise TidalError(f"the {exe.backend} backend evaluates on demand and has no schedule to draw",
+                         f"compile with {scheduled_backends()}")
     if bounds is None:
         raise TidalError("drawing a schedule needs small bounds", "e.g. exe.draw('schedule', 's.png', "
                          "bounds={T: 8})")

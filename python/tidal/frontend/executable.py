@@ -25,13 +25,31 @@ import numpy as np
 from tidal import config
 from tidal.symbolic import Dim, Symbol, evaluate
 
+from tidal.runtime import backends as runtime_backends
 from tidal.runtime.run_checks import cast_exact, check_bound, is_device_array
 
 from .errors import TidalError
 
-__all__ = ["Executable", "lower_to_sdg", "normalize_bounds", "validate_inputs"]
+__all__ = ["Executable", "backends", "lower_to_sdg", "normalize_bounds", "validate_inputs"]
 
-BACKENDS = ("jax", "numpy", "reference")
+
+def backends() -> tuple[str, ...]:
+    """The names of the registered backends, the default first (`td.backends()`;
+    their capabilities: `tidal.runtime.backends.get(name)`)."""
+    return runtime_backends.names()
+
+
+def scheduled_backends() -> str:
+    """The backends that compile a schedule, as `backend="jax" or "numpy"`."""
+    return " or ".join(f"backend={n!r}" for n in backends() if runtime_backends.get(n).scheduled)
+
+
+def backend_named(name: Any) -> "runtime_backends.Backend":
+    """The registered backend `name`, or a TidalError at the user's line."""
+    try:
+        return runtime_backends.get(name)
+    except runtime_backends.UnknownBackend:
+        raise TidalError(f"unknown backend {name!r}", f"use one of {', '.join(backends())}") from None
 
 
 def lower_to_sdg(module):
@@ -148,14 +166,15 @@ def validate_inputs(program: Any, inputs: Mapping | None, bounds: dict[str, int]
     return {k: _input_value(nodes[k], v, bounds, device) for k, v in given.items()}
 
 
-def device_budget(device_memory: Any, backend: str) -> int | None:
+def device_budget(device_memory: Any, backend: "runtime_backends.Backend") -> int | None:
     """`device_memory` of p.compile() in bytes (None: no budget); a float in
     (0, 1] is a fraction of the device's memory (its XLA limit, else the RAM)."""
     if device_memory is None:
         return None
-    if backend != "jax":
-        raise TidalError(f"device_memory needs the jax backend (the {backend} backend has no device)",
-                         'compile with backend="jax", or drop device_memory')
+    if not backend.memory_budget:
+        able = [n for n in backends() if runtime_backends.get(n).memory_budget]
+        raise TidalError(f"device_memory needs a backend with a device memory budget (the {backend} backend "
+                         "has none)", f"compile with backend={able[0]!r}, or drop device_memory")
     if isinstance(device_memory, bool) or not isinstance(device_memory, (int, float, np.integer, np.floating)):
         raise TidalError(f"device_memory must be a number of bytes or a fraction, not {device_memory!r}",
                          "e.g. device_memory=2**30 or device_memory=0.5")
@@ -191,9 +210,8 @@ class Executable:
 
     def __init__(self, program: Any, backend: str = "jax", *, passes=None, dump=None,
                  timings: bool | None = None, progress: bool | None = None, device_memory=None):
-        if backend not in BACKENDS:
-            raise TidalError(f"unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
-        budget = device_budget(device_memory, backend)
+        self.backend_info = info = backend_named(backend)     # chosen once, here
+        budget = device_budget(device_memory, info)
         from . import compile_cache
         from .compile_pipeline import make_stages, sdg_stages, trace_stage
 
@@ -212,11 +230,11 @@ class Executable:
         else:
             self.module = sdg_stages(program, steps, self._stages)
             self.compiled = None
-            if backend != "reference":  # schedule and generate the host program once
+            if info.scheduled:  # schedule and generate the host program once
                 from tidal.runtime.scheduled import compile_sdg
 
                 compile_cache.persistent_cache_from_environment()
-                self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=backend, stages=self._stages,
+                self.compiled = compile_sdg(self.module, udfs=self.udfs, backend=info, stages=self._stages,
                                             device_memory=budget)
             if key is not None:
                 compile_cache.store(key, (self.module, self._stages, self.compiled))
@@ -255,7 +273,7 @@ class Executable:
         """Runs for `bounds`; `progress=True` (or TIDAL_PROGRESS=1) shows a bar
         with steps per second over each outermost loop (scheduled backends)."""
         b = normalize_bounds(self.program, bounds)
-        values = validate_inputs(self.program, inputs, b, device=self.backend == "jax")
+        values = validate_inputs(self.program, inputs, b, device=self.backend_info.device_arrays)
         if self.compiled is not None:
             if progress is None:
                 progress = config.progress.value
@@ -267,8 +285,8 @@ class Executable:
     def schedule(self) -> str:
         """The generated loop nest, readable (scheduled backends only)."""
         if self.compiled is None:
-            raise TidalError("the reference backend evaluates on demand and has no schedule",
-                             'compile with backend="jax" or "numpy" to see the loop nest')
+            raise TidalError(f"the {self.backend} backend evaluates on demand and has no schedule",
+                             f"compile with a scheduled backend ({scheduled_backends()}) to see the loop nest")
         return self.compiled.schedule()
 
     __call__ = run

@@ -27,6 +27,7 @@ from tidal.dialects import make_context
 from tidal.passes import (PassFailure, PipelineError, all_pass_names, build_pass_manager,
                           get_pass, is_known_pass, parse_pipeline, pass_options, run_pipeline)
 from tidal.passes.base import format_option_value
+import tidal.lowering.passes  # noqa: F401,E402  (registers sdg-schedule, sdg-lower-to-scf, sdg-view-graph)
 
 from .diagnostics import Diag, DiagnosticVerifier, SourceSet, format_diag, from_mlir
 from .source import BYTECODE_MAGIC, MAX_IR_NESTING, SPLIT_MARKER, Chunk, parse_source, split_input, too_deep
