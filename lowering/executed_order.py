@@ -34,7 +34,7 @@ from .polyhedral import coalesced
 __all__ = ["executed_order", "lift_zero_dim", "drop_lifted_args"]
 
 
-class _Exprs:
+class Exprs:
     """Loop-tree expressions as isl piecewise affine functions on the space
     `[params] -> { [iterators] }`."""
 
@@ -98,15 +98,16 @@ class _Exprs:
         return getattr(self.aff(e[1]), compare[op])(self.aff(e[2]))
 
 
-def _iterators(tree: list, out: list[str]) -> list[str]:
+def tree_iterators(tree: list, out: list[str]) -> list[str]:
+    """The loop variables of `tree`, outermost first, appended to `out`."""
     for s in tree:
         if isinstance(s, For):
             if s.var not in out:
                 out.append(s.var)
-            _iterators(s.body, out)
+            tree_iterators(s.body, out)
         elif isinstance(s, If):
-            _iterators(s.then, out)
-            _iterators(s.orelse, out)
+            tree_iterators(s.then, out)
+            tree_iterators(s.orelse, out)
     return out
 
 
@@ -121,7 +122,7 @@ def _depth(tree: list) -> int:
     return deepest
 
 
-def _as_map(exprs: _Exprs, values: list, where: isl.Set, name: str | None) -> isl.Map:
+def as_map(exprs: Exprs, values: list, where: isl.Set, name: str | None) -> isl.Map:
     """`where -> name[values]` as an isl map."""
     target = isl.Set.universe(isl.Space.set_alloc(exprs.ctx, 0, 0))
     result = isl.Map.from_domain_and_range(exprs.universe, target)
@@ -136,7 +137,7 @@ def executed_order(tree: list, ctx: isl.Context, context: isl.Set) -> dict[int, 
     """Node index -> map from its instances (`S<k>[...]`) to the times the
     loop tree executes them, for the bounds in `context` (the parameter set
     the AST was generated for); all times have the same number of dimensions."""
-    exprs = _Exprs(ctx, context, _iterators(tree, []))
+    exprs = Exprs(ctx, context, tree_iterators(tree, []))
     width = _depth(tree)
     out: dict[int, isl.Map] = {}
 
@@ -157,8 +158,8 @@ def executed_order(tree: list, ctx: isl.Context, context: isl.Set) -> dict[int, 
                 visit(s.orelse, coalesced(where.subtract(holds)), at)
             else:
                 padded = at + [exprs.const(0)] * (width - len(at))
-                instance = _as_map(exprs, [exprs.aff(a) for a in s.args], where, f"S{s.node}")
-                m = instance.reverse().apply_range(_as_map(exprs, padded, where, None))
+                instance = as_map(exprs, [exprs.aff(a) for a in s.args], where, f"S{s.node}")
+                m = instance.reverse().apply_range(as_map(exprs, padded, where, None))
                 out[s.node] = out[s.node].union(m) if s.node in out else m
 
     visit(tree, exprs.universe.intersect_params(context), [])

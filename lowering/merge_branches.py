@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .executed_order import _as_map, _Exprs, _iterators
+from .executed_order import Exprs, as_map, tree_iterators
 from .loop_ast import Exec, For, If
 
 __all__ = ["mark_reachable_branches"]
@@ -31,7 +31,7 @@ def mark_reachable_branches(tree: list, sched) -> None:
     merges = {k for k, regions in poly.regions.items() if regions and graph.nodes[k].name == "sdg.merge"}
     if not merges:
         return
-    exprs = _Exprs(poly.ctx, poly.context, _iterators(tree, []))
+    exprs = Exprs(poly.ctx, poly.context, tree_iterators(tree, []))
 
     def visit(stmts: list, where: isl.Set) -> None:
         for s in stmts:
@@ -53,8 +53,8 @@ def mark_reachable_branches(tree: list, sched) -> None:
     visit(tree, exprs.universe.intersect_params(poly.context))
 
 
-def _reachable(exprs: _Exprs, s: Exec, where: isl.Set, regions: list) -> tuple[int, ...] | None:
-    instances = _as_map(exprs, [exprs.aff(a) for a in s.args], where, f"S{s.node}").range()
+def _reachable(exprs: Exprs, s: Exec, where: isl.Set, regions: list) -> tuple[int, ...] | None:
+    instances = as_map(exprs, [exprs.aff(a) for a in s.args], where, f"S{s.node}").range()
     live = []
     for b, region in enumerate(regions):
         region = region.align_params(instances.get_space())

@@ -51,8 +51,8 @@ from .loop_fusion import fuse_shifted_loops
 from .loop_peel import peel_equality_guards
 from .needed import needed_domains
 from .polyhedral import NotConverged, Polyhedral
-from .schedule_diagnostics import (Requirement, ScheduleError, UncomputableError, _cycle_error, _invalid_points_error,
-                                   _requirements, _union, uncomputable_error)
+from .schedule_diagnostics import (Requirement, ScheduleError, UncomputableError, cycle_error, find_requirements,
+                                   invalid_points_error, uncomputable_error, union_maps)
 
 __all__ = ["ScheduleOptions", "GraphSchedule", "ScheduleError", "Requirement", "UncomputableError",
            "schedule_graph", "load_schedule"]
@@ -180,7 +180,7 @@ class GraphSchedule:
                 return None, (k, f"{node.describe()} does not run at exactly its points")
             if not runs.is_single_valued():
                 return None, (k, f"{node.describe()} runs some point twice")
-        bad = self._violated(_union(order[k] for k in sorted(order)) if order else
+        bad = self._violated(union_maps(order[k] for k in sorted(order)) if order else
                              isl.UnionMap.empty(self.poly.context.get_space()), order)
         if bad is not None:
             sink, number = bad
@@ -278,8 +278,8 @@ def _derive(graph: Graph, options: ScheduleOptions, ctx: isl.Context | None = No
     try:
         valid = poly.valid_domains(options.max_updates)
     except NotConverged as e:
-        raise _invalid_points_error(graph, e.nodes) from None
-    requirements = _requirements(graph, poly, valid)
+        raise invalid_points_error(graph, e.nodes) from None
+    requirements = find_requirements(graph, poly, valid)
     domains = needed_domains(poly, valid)
     validity = [v for v in poly.validity(domains) if not v[2].is_empty()]
     return poly, valid, domains, validity, requirements
@@ -315,15 +315,15 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
             inner = [v for v in validity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
             near = [v for v in proximity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
             if inner:
-                sc = sc.set_validity(_union(m for _, _, m in inner))
+                sc = sc.set_validity(union_maps(m for _, _, m in inner))
             if near:
-                sc = sc.set_proximity(_union(m for _, _, m in near))
+                sc = sc.set_proximity(union_maps(m for _, _, m in near))
             try:
                 schedule = sc.compute_schedule()
             except isl.Error as e:
-                raise _cycle_error(graph, validity, str(e)) from None
+                raise cycle_error(graph, validity, str(e)) from None
             if schedule is None:
-                raise _cycle_error(graph, validity, "isl found no schedule")
+                raise cycle_error(graph, validity, "isl found no schedule")
             schedule = _sequential(schedule)
             if options.fuse_shifted:
                 schedule = fuse_shifted_loops(schedule, graph, domains, inner)

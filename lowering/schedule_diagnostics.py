@@ -1,12 +1,12 @@
 """The errors of scheduling (schedule.py) and the messages that explain them.
 
 `ScheduleError` for a graph that cannot be scheduled: a cycle in its
-dependences (`_cycle_error` names the operators on it) or outputs whose points
-can never be computed (`_invalid_points_error` finds bounds and a point and
+dependences (`cycle_error` names the operators on it) or outputs whose points
+can never be computed (`invalid_points_error` finds bounds and a point and
 traces the chain of reads that leaves a domain). `UncomputableError` for a
 run whose bounds leave a needed point uncomputable (`uncomputable_error`,
 raised by `GraphSchedule.check_bounds`), and the `Requirement`s that say which
-bounds each output or UDF needs (`_requirements`).
+bounds each output or UDF needs (`find_requirements`).
 """
 from __future__ import annotations
 
@@ -71,7 +71,8 @@ class Requirement:
     condition: str
 
 
-def _union(maps) -> isl.UnionMap:
+def union_maps(maps) -> isl.UnionMap:
+    """The union of the isl `maps` (None if there are none)."""
     result = None
     for m in maps:
         um = isl.UnionMap.from_map(m)
@@ -113,7 +114,7 @@ def _condition_text(s: isl.Set, context: isl.Set, hide: Sequence[str] = ()) -> s
     return body or "true"
 
 
-def _requirements(graph: Graph, poly: Polyhedral, domains: dict) -> list[Requirement]:
+def find_requirements(graph: Graph, poly: Polyhedral, domains: dict) -> list[Requirement]:
     """Outputs and UDFs run at every point of their domain: for each that has
     points that cannot be computed for some bounds, the bounds where it can.
     Raises ScheduleError if no bounds with every bound >= 2 work for all."""
@@ -139,7 +140,7 @@ def _requirements(graph: Graph, poly: Polyhedral, domains: dict) -> list[Require
             fixed = None if witness is None else {b: witness.get(isl_name(b), 2) for b in graph.bounds}
             culprits = [r.node for r in requirements
                         if witness is None or poly.fix(r.params, fixed).is_empty()]
-            raise _invalid_points_error(graph, culprits, fixed)
+            raise invalid_points_error(graph, culprits, fixed)
     return requirements
 
 
@@ -197,7 +198,7 @@ def _domain_text(graph: Graph, node) -> str:
     return ", ".join(f"0 <= {d.step.name} < {d.bound.name}" for d in graph.dims_of(node)) or "a single point"
 
 
-def _invalid_points_error(graph: Graph, nodes: list[int], witness: dict | None = None) -> ScheduleError:
+def invalid_points_error(graph: Graph, nodes: list[int], witness: dict | None = None) -> ScheduleError:
     """Finds concrete bounds (`witness` first, then every bound 2, 3, 4, ...)
     and a point that cannot be computed and explains the chain of reads that
     leads outside a domain."""
@@ -281,11 +282,11 @@ def uncomputable_error(sched: GraphSchedule, req: Requirement, bounds: Mapping[s
     return UncomputableError(message, location=node.location, op=node.label, node=k, **common)
 
 
-def _cycle_error(graph: Graph, validity, isl_message: str) -> ScheduleError:
+def cycle_error(graph: Graph, validity, isl_message: str) -> ScheduleError:
     """The validity relation has a cycle: name the operators and dependences on it."""
     involved: set[int] = set()
     if validity:
-        union = _union(m for _, _, m in validity)
+        union = union_maps(m for _, _, m in validity)
         closure, _exact = union.transitive_closure()
         cycles = closure.intersect(closure.domain().identity())
         maps = cycles.get_map_list()

@@ -52,9 +52,8 @@ from tidal.symbolic import SymbolicError, parse
 
 from .base import ModulePass, option
 from .sdg_build import kind_name, mentions, value_bytes
-from .sdg_fuse import _read_type
-from .sdg_graph_view import _View
-from .sdg_simplify import _dep_of, _set_dep
+from .sdg_graph_view import View
+from .transform_utils import dep_of, read_type, set_dep
 
 __all__ = ["SdgAccumulate"]
 
@@ -71,7 +70,7 @@ def _is_whole(component: str, bound: str) -> bool:
         return False
 
 
-def _candidate(g: _View, k: int, min_bytes: int, assume: int) -> tuple[int, str] | None:
+def _candidate(g: View, k: int, min_bytes: int, assume: int) -> tuple[int, str] | None:
     """(position of the step d in x's domain, d) when reduce k can carry, else None."""
     o = g.ops[k]
     if o.name != "sdg.reduce" or kind_name(o) not in CARRY or len(o.operands) != 1:
@@ -92,13 +91,13 @@ def _candidate(g: _View, k: int, min_bytes: int, assume: int) -> tuple[int, str]
         return None   # a per-step shape that varies with the step has no running value
     if tensor_element_type(o.results[0].type) == "i1":
         return None
-    block = _read_type(o.operands[0], tuple(dep))
+    block = read_type(o.operands[0], tuple(dep))
     if value_bytes(block, assume) < max(1, min_bytes):
         return None
     return pos, step
 
 
-def _rewrite(g: _View, k: int, pos: int, step: str) -> None:
+def _rewrite(g: View, k: int, pos: int, step: str) -> None:
     o = g.ops[k]
     ctx = o.context
     bound = g.bounds[g.steps.index(step)]
@@ -126,9 +125,9 @@ def _rewrite(g: _View, k: int, pos: int, step: str) -> None:
     acc.move_before(add)
     for use in list(o.results[0].uses):
         reader, i = use.owner, use.operand_number
-        comps = _dep_of(reader, i)
+        comps = dep_of(reader, i)
         reader.operands[i] = acc.results[0]
-        _set_dep(reader, i, comps[:at] + [f"{bound} - 1"] + comps[at:])
+        set_dep(reader, i, comps[:at] + [f"{bound} - 1"] + comps[at:])
     o.erase()
 
 
@@ -146,7 +145,7 @@ class SdgAccumulate(ModulePass):
         self.num_carried = 0
         for graph in ops_named(op, "sdg.graph"):
             while True:
-                g = _View(graph)
+                g = View(graph)
                 found = next(((k, c) for k in range(len(g.ops))
                               if (c := _candidate(g, k, self.min_bytes, self.assume_bound)) is not None), None)
                 if found is None:

@@ -69,8 +69,8 @@ from tidal.symbolic import SymbolicError, parse, simplify, to_text
 
 from .base import ModulePass, sdg_graphs
 from .sdg_build import create as _create, i64_attr, kind_name as _enum_name, mentions as _mentions
-from .sdg_graph_view import _View
-from .sdg_lift import _attrs, _read_shape
+from .sdg_graph_view import View
+from .transform_utils import op_attrs, read_shape
 
 __all__ = ["SdgContract"]
 
@@ -101,7 +101,7 @@ def _product(a: str, b: str) -> str | None:
 
 class _Contractions:
     def __init__(self, graph: ir.Operation):
-        self.g = _View(graph)
+        self.g = View(graph)
 
     def first(self) -> bool:
         """Rewrites the first summed batched matmul this pass handles; False if none."""
@@ -126,8 +126,8 @@ class _Contractions:
             return False
         perm = g.ops[p]
         xdep = g.reads[p][0][1]
-        xshape = _read_shape(perm.operands[0], xdep)            # (T, .., k, m)
-        bshape = _read_shape(mm.operands[1], bdep)              # (T, .., k, n)
+        xshape = read_shape(perm.operands[0], xdep)             # (T, .., k, m)
+        bshape = read_shape(mm.operands[1], bdep)               # (T, .., k, n)
         if xshape is None or bshape is None or len(xshape) != rank or len(bshape) != rank:
             return False
         rows, (m, n) = xshape[:-1], (xshape[-1], bshape[-1])
@@ -151,7 +151,7 @@ class _Contractions:
         either, or the rows of a left matrix); the other has rank <= 2 (the same
         at every t: numpy.matmul broadcasts it)."""
         g, red, mm = self.g, self.g.ops[r], self.g.ops[src]
-        shapes = [_read_shape(v, dep) for v, (_, dep) in zip(mm.operands, g.reads[src])]
+        shapes = [read_shape(v, dep) for v, (_, dep) in zip(mm.operands, g.reads[src])]
         if any(s is None for s in shapes):
             return False
         left, right = len(shapes[0]), len(shapes[1])
@@ -169,7 +169,7 @@ class _Contractions:
             return False
         dom = list(g.domain[r])
         keep = shapes[b][summed:] if "keepdim" not in red.attributes else ["1"] * summed + shapes[b][summed:]
-        total = _create(red, "sdg.reduce", keep, elem, [(mm.operands[b], bdep)], dom, _attrs(red))
+        total = _create(red, "sdg.reduce", keep, elem, [(mm.operands[b], bdep)], dom, op_attrs(red))
         pairs = [(total, dom), (mm.operands[1 - b], g.reads[src][1 - b][1])]
         out = _create(red, "sdg.matmul", tensor_shape(red.results[0].type), elem, pairs if b == 0 else pairs[::-1],
                       dom, {})

@@ -63,12 +63,12 @@ from typing import ClassVar
 
 from mlir import ir
 
-from tidal.dialects.attrs import (index_attr, index_components, is_tensor_type, tensor_element_type, tensor_shape,
-                                  tensor_type)
-from tidal.symbolic import SymbolicError, parse, slice_size, to_text
+from tidal.dialects.attrs import index_attr, index_components, is_tensor_type, tensor_shape
+from tidal.symbolic import SymbolicError, parse, slice_size
 
 from .base import ModulePass, PassFailure, sdg_graphs
 from .sccs import strongly_connected
+from .transform_utils import parse_slice, read_type
 
 __all__ = ["SdgFuse"]
 
@@ -108,16 +108,6 @@ def _extent(t: ir.Type, steps: set):
     return True, (str(varying[0]) if varying else None)
 
 
-def _slice(component: str):
-    """The Slice a unit-step slice component's text denotes, else None."""
-    if component.count(":") != 1:
-        return None
-    try:
-        return parse(f"[{component}]", validate=False).components[0]
-    except SymbolicError:
-        return None
-
-
 def _admissible(o: ir.Operation, reads: list, steps: set):
     """(admissible, its point-varying extent or None). An operand may be read
     through unit-step slices of a value of static shape whose lengths vary
@@ -129,7 +119,7 @@ def _admissible(o: ir.Operation, reads: list, steps: set):
         cuts = [c for c in dep if ":" in c]
         if not cuts:
             continue
-        slices = [_slice(c) for c in cuts]
+        slices = [parse_slice(c) for c in cuts]
         if any(c is None for c in slices) or _extent(v.type, steps) != (True, None):
             return False, None
         for c in slices:
@@ -149,16 +139,6 @@ def _admissible(o: ir.Operation, reads: list, steps: set):
     if len(extents) > 1 or extents and o.name not in PADDABLE:
         return False, None
     return True, (extents.pop() if extents else None)
-
-
-def _read_type(value: ir.Value, dep: tuple) -> ir.Type:
-    """The type of `value` read at `dep`: one leading axis per slice (its
-    length), then the value's shape."""
-    lead = [to_text(slice_size(parse(f"[{c}]", validate=False).components[0]), mlir=True)
-            for c in dep if ":" in c]       # strided slices too (F20: a vectorized read of x[0:I:2, t])
-    if not lead:
-        return value.type
-    return tensor_type(lead + tensor_shape(value.type), tensor_element_type(value.type), value.type.context)
 
 
 class _Graph:
@@ -258,7 +238,7 @@ class SdgFuse(ModulePass):
                 attributes={"deps": ir.ArrayAttr.get([index_attr(list(d)) for _, d in outside]),
                             "domain": root_op.attributes["domain"]}, regions=1)
             root_op.results[0].replace_all_uses_with(island.results[0])
-            block = island.regions[0].blocks.append(*[_read_type(v, d) for v, d in outside])
+            block = island.regions[0].blocks.append(*[read_type(v, d) for v, d in outside])
             identity = index_attr(list(domain))
             for k in body:
                 op = g.ops[k]

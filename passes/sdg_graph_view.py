@@ -1,6 +1,6 @@
 """The sdg passes' view of a graph block and its cycles over a step.
 
-`_View` indexes a graph's ops: their domains, what each reads (producer index
+`View` indexes a graph's ops: their domains, what each reads (producer index
 and dependence components) and who reads it. `cycles_over` finds the ops on
 cycles over a step (which no pass can run for all its points at once), those
 on backward cycles (their loop starts at the step's last point) and those on
@@ -19,10 +19,11 @@ from tidal.symbolic.logic import BoolConst
 
 from .sccs import strongly_connected
 
-__all__ = ["cyclic_over", "cycles_over", "step_edges", "branches_at", "step_offset"]
+__all__ = ["View", "operand_deps", "cyclic_over", "cycles_over", "step_edges", "branches_at", "step_offset"]
 
 
-def _deps(o: ir.Operation) -> list[list[str]]:
+def operand_deps(o: ir.Operation) -> list[list[str]]:
+    """The dependence components through which `o` reads each operand (none: [])."""
     if "deps" in o.attributes:
         return [index_components(a) for a in ir.ArrayAttr(o.attributes["deps"])]
     return [[] for _ in o.operands]
@@ -45,7 +46,7 @@ def _shift(component: str, step: str) -> int | None:
     return c if c is not None and c <= 0 else None
 
 
-class _View:
+class View:
     """The ops of one graph block: domains, reads (producer index, components), readers."""
 
     def __init__(self, graph: ir.Operation):
@@ -58,7 +59,7 @@ class _View:
                 where[value] = k
         self.domain = [tuple(index_components(o.attributes["domain"])) if "domain" in o.attributes else ()
                        for o in self.ops]
-        self.reads = [[(where.get(v), d) for v, d in zip(o.operands, _deps(o))] for o in self.ops]
+        self.reads = [[(where.get(v), d) for v, d in zip(o.operands, operand_deps(o))] for o in self.ops]
         self.readers: list[list[tuple[int, int]]] = [[] for _ in self.ops]
         for k, reads in enumerate(self.reads):
             for i, (src, _) in enumerate(reads):
@@ -66,7 +67,7 @@ class _View:
                     self.readers[src].append((k, i))
 
 
-def cyclic_over(g: _View, step: str) -> set[int]:
+def cyclic_over(g: View, step: str) -> set[int]:
     """The ops on a cycle of `g` once reads into the strict past of another
     past-only step (`W[i - 1]` when t is `step`) are left out: a chain of reads
     through an earlier point of such a step never comes back to the same point
@@ -80,7 +81,7 @@ def cyclic_over(g: _View, step: str) -> set[int]:
     return cycles_over(g, step)[0]
 
 
-def cycles_over(g: _View, step: str) -> tuple[set[int], set[int], set[int]]:
+def cycles_over(g: View, step: str) -> tuple[set[int], set[int], set[int]]:
     """(the ops on cycles over `step`, as cyclic_over; those of them on backward
     cycles; those on recurrences over `step` itself): a cycle is backward when its
     reads inside it all go to the same or a later point of the step, one at least
@@ -110,7 +111,7 @@ def cycles_over(g: _View, step: str) -> tuple[set[int], set[int], set[int]]:
     return cyclic, backward, recurrent
 
 
-def step_edges(g: _View, step: str, through_merges: bool = True) -> list[list[int]]:
+def step_edges(g: View, step: str, through_merges: bool = True) -> list[list[int]]:
     """For each op, the ops it reads, as far as cycles over `step` go: reads
     into the strict past of another past-only step are left out, and a read of a
     merge at a point where some of its cases cannot hold (PPO's acting reads
@@ -130,7 +131,7 @@ def step_edges(g: _View, step: str, through_merges: bool = True) -> list[list[in
     return edges
 
 
-def _through_merge(g: _View, src: int, dep: list[str]) -> list[tuple[int, list[str]]]:
+def _through_merge(g: View, src: int, dep: list[str]) -> list[tuple[int, list[str]]]:
     """[(src, dep)], or for a merge read where some cases cannot hold, the reads
     of the cases that can, with the merge's point replaced by the read's."""
     o = g.ops[src]
@@ -170,7 +171,7 @@ def _at(component: str, point: dict) -> str:
                     for p in component.split(":"))
 
 
-def _past_only_steps(g: _View, step: str) -> set[str]:
+def _past_only_steps(g: View, step: str) -> set[str]:
     """Steps other than `step` that every read indexes at the identity or an
     earlier point (`i`, `i - 1`)."""
     out = set(g.steps) - {step}
@@ -184,7 +185,7 @@ def _past_only_steps(g: _View, step: str) -> set[str]:
     return out
 
 
-def _into_the_past(g: _View, src: int, dep: list[str], past: set[str]) -> bool:
+def _into_the_past(g: View, src: int, dep: list[str], past: set[str]) -> bool:
     """Whether a read goes to a strictly earlier point of a past-only step."""
     if len(dep) != len(g.domain[src]):
         return False

@@ -77,8 +77,8 @@ from tidal.symbolic import Const, SymbolicError, evaluate, parse, simplify, to_t
 
 from .base import ModulePass, graph_steps, option
 from .sdg_build import I64, create as _create, kind_name as _enum_name, mentions as _mentions
-from .sdg_fuse import _read_type, _slice
-from .sdg_graph_view import _View, cyclic_over
+from .sdg_graph_view import View, cyclic_over
+from .transform_utils import erase_dead, op_attrs, read_shape
 
 __all__ = ["SdgLift"]
 
@@ -91,7 +91,7 @@ def _same(text: str, expr) -> bool:
         return False
 
 
-class _Graph(_View):
+class Graph(View):
     """One graph block's ops (sdg_vectorize's view) with the op index of each value."""
 
     def __init__(self, graph: ir.Operation):
@@ -102,7 +102,7 @@ class _Graph(_View):
 class _Lifter:
     """Lifts the windows over one step (see the module doc)."""
 
-    def __init__(self, g: _Graph, step: str, min_window: int = 0):
+    def __init__(self, g: Graph, step: str, min_window: int = 0):
         self.g, self.step, self.min_window = g, step, min_window
         self.bound = g.bounds[g.steps.index(step)]
         self.cyclic = cyclic_over(g, step)
@@ -160,7 +160,7 @@ class _Lifter:
         if self._read_window(src, dep) == kind:
             pos = g.domain[src].index(step)
             return value, dep[:pos] + [f"0:{self.bound}"] + dep[pos + 1:]
-        read = _read_shape(value, dep)
+        read = read_shape(value, dep)
         if read is None:
             return None
         if not any(_mentions(x, step) for x in dep):   # constant along the window: broadcasts
@@ -189,7 +189,7 @@ class _Lifter:
         if any(x is None for x in operands):
             return None
         new = _create(o, o.name, [self.bound] + shape[1:], tensor_element_type(o.results[0].type),
-                      operands, self._domain(k), _attrs(o))
+                      operands, self._domain(k), op_attrs(o))
         self.clones[(k, kind)] = new
         self.created.append(new.owner)
         return new
@@ -246,7 +246,7 @@ class _Lifter:
         if tensor_shape(g.ops[src].results[0].type) != shape:
             return None
         x_dep = g.reads[src][0][1]
-        x_shape = _read_shape(g.ops[src].operands[0], x_dep)
+        x_shape = read_shape(g.ops[src].operands[0], x_dep)
         if x_shape is None or len(x_shape) != len(shape) or x_shape[0] != "1" or any(_mentions(a, self.step) for a in x_shape):
             return None
         return g.ops[src].operands[0], x_dep
@@ -259,10 +259,10 @@ class _Lifter:
             return
         keep = "keepdim" in o.attributes
         dom = list(g.domain[k])
-        summed = _create(o, "sdg.reduce", tensor_shape(o.results[0].type), elem, [other], dom, _attrs(o))
+        summed = _create(o, "sdg.reduce", tensor_shape(o.results[0].type), elem, [other], dom, op_attrs(o))
         factor = const
         if not keep:
-            x_shape = _read_shape(const[0], const[1])
+            x_shape = read_shape(const[0], const[1])
             factor = (_create(o, "sdg.squeeze", x_shape[1:], elem, [const], dom,
                               {"dim": ir.IntegerAttr.get(I64(), 0)}), dom)
         new = _create(o, "sdg.binary", tensor_shape(o.results[0].type), elem, [factor, (summed, dom)], dom,
@@ -281,13 +281,13 @@ class _Lifter:
         if any(x is None for x in operands):
             return
         scan = _create(o, "sdg.linear_scan", [self.bound] + shape[1:], tensor_element_type(o.results[0].type),
-                       operands, self._domain(k), _attrs(o))
+                       operands, self._domain(k), op_attrs(o))
         self._replace_window(k, scan)
 
     def _reduce(self, k: int) -> None:
         g, o = self.g, self.g.ops[k]
         red = _enum_name(o)
-        read = _read_shape(o.operands[0], g.reads[k][0][1])
+        read = read_shape(o.operands[0], g.reads[k][0][1])
         if read is None:
             return
         rank = len(read)
@@ -388,7 +388,7 @@ class _Lifter:
         for w in range(2):
             gamma = self._powers(src, w)
             if gamma is not None:
-                x_read = _read_shape(g.ops[src].operands[1 - w], g.reads[src][1 - w][1])
+                x_read = read_shape(g.ops[src].operands[1 - w], g.reads[src][1 - w][1])
                 if x_read != shape:
                     return None
                 x = self.lifted(src, 1 - w, "suffix", len(shape))
@@ -410,7 +410,7 @@ class _Lifter:
             return None
         (gs, gdep), (ks, kdep) = g.reads[src]
         pw = g.ops[src]
-        gamma_read = _read_shape(pw.operands[0], gdep)
+        gamma_read = read_shape(pw.operands[0], gdep)
         if gamma_read is None or gamma_read or any(_mentions(x, step) for x in gdep):
             return None
         while ks is not None and g.ops[ks].name == "sdg.cast" and kdep == list(g.domain[ks]):
@@ -463,14 +463,6 @@ class _Lifter:
         self.count += 1
 
 
-def _read_shape(value: ir.Value, dep) -> list[str] | None:
-    """The shape of `value` read at `dep` (one leading axis per slice), or None
-    for a read this pass does not handle (a strided slice)."""
-    if any(":" in c and _slice(c) is None for c in dep):
-        return None
-    return tensor_shape(_read_type(value, tuple(dep)))
-
-
 def _expr(op: ir.Operation, name: str):
     from tidal.dialects.attrs import expr_text
     return parse(expr_text(op.attributes[name]))
@@ -484,11 +476,6 @@ def _binary_kind(name: str) -> int:
 def _scan_kind(name: str) -> ir.Attribute:
     from tidal.dialects import enums
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(getattr(enums.ScanKind, name)))
-
-
-def _attrs(o: ir.Operation) -> dict:
-    return {o.attributes[j].name: o.attributes[j].attr for j in range(len(o.attributes))
-            if o.attributes[j].name not in ("deps", "domain")}
 
 
 @dataclass
@@ -506,24 +493,10 @@ class SdgLift(ModulePass):
         self.num_lifted = 0   # for tests and callers
         for graph, step in graph_steps(op, self.dims, self.name):
             with graph.context:
-                factored = _Lifter(_Graph(graph), step)
+                factored = _Lifter(Graph(graph), step)
                 factored.factor_out()
-                lifter = _Lifter(_Graph(graph), step, max(0, int(self.min_window)))
+                lifter = _Lifter(Graph(graph), step, max(0, int(self.min_window)))
                 lifter.run()
             self.num_lifted += factored.count + lifter.count
             if lifter.count or factored.count:
-                _erase_dead(graph)
-
-
-def _erase_dead(graph: ir.Operation) -> None:
-    """Erases the ops the rewrite left unread (pure tensor ops only, readers first)."""
-    keep = {"sdg.output", "sdg.udf", "sdg.input", "sdg.param", "sdg.merge"}
-    changed = True
-    while changed:
-        changed = False
-        for o in reversed([x.operation for x in graph.regions[0].blocks[0].operations]):
-            if o.name in keep or len(o.regions) or not o.name.startswith("sdg."):
-                continue
-            if all(not list(r.uses) for r in o.results):
-                o.erase()
-                changed = True
+                erase_dead(graph)

@@ -85,7 +85,8 @@ from .base import ModulePass, graph_steps, option
 from .sccs import strongly_connected
 from .sdg_build import I64, create as _create, kind_name as _enum_name, mentions as _mentions
 from .sdg_graph_view import step_edges, step_offset
-from .sdg_lift import _erase_dead, _Graph, _read_shape
+from .sdg_lift import Graph
+from .transform_utils import erase_dead, read_shape
 
 __all__ = ["SdgLiftRecurrence"]
 
@@ -116,7 +117,7 @@ class _Recurrences:
     add or the mul of the true case, which the merge reads `shift` steps away
     (`s[t + 1] = s[t] + f[t]` reads its add at t - 1: shift -1)."""
 
-    def __init__(self, g: _Graph, step: str):
+    def __init__(self, g: Graph, step: str):
         self.g, self.step = g, step
         self.bound = g.bounds[g.steps.index(step)]
         # reads into the strict past of another past-only step (W[i - 1] when the step is
@@ -197,7 +198,7 @@ class _Recurrences:
         value = g.ops[ref[0]].operands[ref[1]]
         if src is None or self.component[src] == self.component[m] or tensor_element_type(value.type) != elem:
             return False
-        read = _read_shape(value, dep)
+        read = read_shape(value, dep)
         if read is None or len(read) > len(shape) or any(_mentions(x, d) for x in read):
             return False
         if any(x != y and x != "1" for x, y in zip(read[::-1], shape[::-1])):
@@ -227,7 +228,7 @@ class _Recurrences:
         base_dep = [_substitute(c, self.step, boundary) for c in base_dep]
         if base_src is None or any(c is None or _mentions(c, self.step) for c in base_dep) \
                 or tensor_element_type(o.operands[0].type) != elem \
-                or _read_shape(o.operands[0], base_dep) != shape:
+                or read_shape(o.operands[0], base_dep) != shape:
             return False
         if not self._operand_ok(b_ref, m, shape, elem) or (a_ref is not None and not self._operand_ok(a_ref, m, shape, elem)):
             return False
@@ -246,14 +247,14 @@ class _Recurrences:
         g, d = self.g, self.step
         src, dep = g.reads[ref[0]][ref[1]]
         value = g.ops[ref[0]].operands[ref[1]]
-        own = _read_shape(value, dep)
+        own = read_shape(value, dep)
         rows = to_text(simplify(parse(hi) - parse(lo)), mlir=True)
         if d not in g.domain[src]:
             return _create(before, "sdg.expand", [rows] + shape, elem, [(value, list(dep))], dom, {}), dom
         pos, c = g.domain[src].index(d), self._shift_of(ref)
         ends = [to_text(simplify(parse(x) + c), mlir=True) for x in (lo, hi)]
         dep = dep[:pos] + [f"{ends[0]}:{ends[1]}"] + dep[pos + 1:]
-        read = _read_shape(value, dep)
+        read = read_shape(value, dep)
         full = read[:1] + ["1"] * (len(shape) - len(own)) + read[1:]
         if full != read:
             value, dep = _create(before, "sdg.reshape", full, elem, [(value, dep)], dom, {}), dom
@@ -324,8 +325,8 @@ class SdgLiftRecurrence(ModulePass):
         for graph, step in graph_steps(op, self.dims, self.name):
             with graph.context:
                 count = 0
-                while _Recurrences(_Graph(graph), step).lift_one():   # one rewrite per view
+                while _Recurrences(Graph(graph), step).lift_one():   # one rewrite per view
                     count += 1
             self.num_lifted += count
             if count:
-                _erase_dead(graph)
+                erase_dead(graph)

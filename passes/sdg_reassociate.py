@@ -46,15 +46,15 @@ from tidal.symbolic import SymbolicError, evaluate, parse
 from .base import ModulePass, option, sdg_graphs
 from .sccs import strongly_connected
 from .sdg_build import mentions as _mentions
-from .sdg_graph_view import _View
-from .sdg_lift import _read_shape
+from .sdg_graph_view import View
+from .transform_utils import read_shape
 
 __all__ = ["SdgReassociate"]
 
 
 class _Chains:
     def __init__(self, graph: ir.Operation, bound: int):
-        self.g = _View(graph)
+        self.g = View(graph)
         self.bound = bound
         comps = strongly_connected(len(self.g.ops), lambda k: [s for s, _ in self.g.reads[k] if s is not None])
         self.cyclic = {k for c in comps for k in c if len(c) > 1 or any(s == k for s, _ in self.g.reads[k])}
@@ -70,7 +70,7 @@ class _Chains:
         """(value, components, shape as read) of operand i of op k, or None if not rank 2."""
         o = self.g.ops[k]
         dep = self.g.reads[k][i][1]
-        shape = _read_shape(o.operands[i], dep)
+        shape = read_shape(o.operands[i], dep)
         return None if shape is None or len(shape) != 2 else (o.operands[i], list(dep), shape)
 
     def _try(self, k: int, side: int) -> bool:

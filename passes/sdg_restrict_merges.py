@@ -61,7 +61,7 @@ from tidal.symbolic.logic import BoolConst
 
 from .base import ModulePass, sdg_graphs
 from .sdg_graph_view import branches_at
-from .sdg_simplify import _dep_of, _set_dep
+from .transform_utils import dep_of, set_dep
 
 __all__ = ["SdgRestrictMerges"]
 
@@ -93,7 +93,7 @@ def _restrict(graph: ir.Operation) -> int:
         reader_domain = index_components(reader.attributes["domain"]) if "domain" in reader.attributes else []
         for i, value in enumerate(reader.operands):
             merge = getattr(value.owner, "operation", None)   # None for a block argument
-            dep = _dep_of(reader, i)
+            dep = dep_of(reader, i)
             if merge is None or merge.name != "sdg.merge" or "conds" not in merge.attributes or dep is None:
                 continue
             key = (value, tuple(dep))
@@ -103,7 +103,7 @@ def _restrict(graph: ir.Operation) -> int:
             if made[key] is not None:
                 new_value, new_dep = made[key]
                 reader.operands[i] = new_value
-                _set_dep(reader, i, new_dep)
+                set_dep(reader, i, new_dep)
                 count += 1
     return count
 

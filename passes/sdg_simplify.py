@@ -68,7 +68,7 @@ from .base import ModulePass, PassFailure, option, sdg_graphs
 from .rt_to_sdg_index import compose
 from .sccs import strongly_connected
 from .sdg_build import mentions as _mentions
-from .sdg_fuse import _read_type
+from .transform_utils import dep_of, read_type, set_dep
 
 __all__ = ["SdgSimplify", "REWRITES"]
 
@@ -83,24 +83,6 @@ SHAPE_OPS = {"sdg.expand", "sdg.reshape", "sdg.squeeze", "sdg.unsqueeze", "sdg.p
 EXPR_ATTRS = ("start", "index", "before", "after", "expr")   # symbolic attributes (slice, take, pad, symbol value)
 FOLD_TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
 EXACT_INT = 2 ** 53                               # sdg.full holds an f64
-
-
-def _dep_of(o: ir.Operation, i: int) -> list[str] | None:
-    """The dependence through which `o` reads operand i (None: it has none)."""
-    if "deps" in o.attributes:
-        return index_components(ir.ArrayAttr(o.attributes["deps"])[i])
-    if "dep" in o.attributes and i == 0:
-        return index_components(o.attributes["dep"])
-    return None
-
-
-def _set_dep(o: ir.Operation, i: int, dep: list[str]) -> None:
-    if "deps" in o.attributes:
-        deps = list(ir.ArrayAttr(o.attributes["deps"]))
-        deps[i] = index_attr(dep, o.context)
-        o.attributes["deps"] = ir.ArrayAttr.get(deps, o.context)
-    else:
-        o.attributes["dep"] = index_attr(dep, o.context)
 
 
 def _kind(o: ir.Operation) -> str:
@@ -202,7 +184,7 @@ class _Round:
         o = self.ops[k]
         out = o.results[0].type
         n = len(o.operands)
-        deps = [_dep_of(o, i) for i in range(n)]
+        deps = [dep_of(o, i) for i in range(n)]
         if any(d is None or any(":" in c for c in d) for d in deps):
             return None
         same = [i for i in range(n) if o.operands[i].type == out]
@@ -233,7 +215,7 @@ class _Round:
         axis = ir.IntegerAttr(o.attributes["dim"]).value
         if ir.IntegerAttr(inner.attributes["dim"]).value != axis or inner.operands[0].type != o.results[0].type:
             return None
-        inner_dep = _dep_of(inner, 0)
+        inner_dep = dep_of(inner, 0)
         if inner_dep is None or any(":" in c for c in inner_dep):
             return None
         composed = self._compose(inner_dep, self.domain(src), dep)
@@ -269,14 +251,14 @@ class _Round:
         src = self.at.get(value)
         moved = False
         for reader, i in list(self.readers[k]):
-            outer = _dep_of(reader, i)
+            outer = dep_of(reader, i)
             if reader == o or outer is None:
                 continue
             composed = self._compose(inner, self.domain(k), outer)
-            if composed is None or _read_type(value, tuple(composed)) != _read_type(o.results[0], tuple(outer)):
+            if composed is None or read_type(value, tuple(composed)) != read_type(o.results[0], tuple(outer)):
                 continue
             reader.operands[i] = value
-            _set_dep(reader, i, composed)
+            set_dep(reader, i, composed)
             self.readers[k].remove((reader, i))
             if src is not None:
                 self.readers[src].append((reader, i))
@@ -328,7 +310,7 @@ class _Round:
             self.counts["branches_dropped"] += len(conds) - len(keep)
             return "structural"
         if len(keep) == 1 and covers and k not in self.cyclic and "forward" in self.enabled:
-            dep = _dep_of(o, 0)
+            dep = dep_of(o, 0)
             if dep is not None and self._forward(k, o.operands[0], dep):
                 return "changed"
         return ""
@@ -366,7 +348,7 @@ class _Round:
         domain = self.domain(k)
         if not domain or len(o.results) != 1:
             return False
-        deps = [_dep_of(o, i) for i in range(len(o.operands))]
+        deps = [dep_of(o, i) for i in range(len(o.operands))]
         if any(dep is None for dep in deps):
             return False
         texts = [c for dep in deps for c in dep]
@@ -376,12 +358,12 @@ class _Round:
             d = domain[pos]
             if any(self._uses(x, d) for x in texts + shapes):
                 continue
-            reads = [(r, i, _dep_of(r, i)) for r, i in self.readers[k]]
+            reads = [(r, i, dep_of(r, i)) for r, i in self.readers[k]]
             if any(dep is None or len(dep) != len(domain) or ":" in dep[pos] for _, _, dep in reads):
                 continue
             o.attributes["domain"] = index_attr(domain[:pos] + domain[pos + 1:], o.context)
             for r, i, dep in reads:
-                _set_dep(r, i, dep[:pos] + dep[pos + 1:])
+                set_dep(r, i, dep[:pos] + dep[pos + 1:])
             self.counts["hoisted"] += 1
             return True
         return False

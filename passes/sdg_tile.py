@@ -112,9 +112,9 @@ from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplif
 
 from .base import ModulePass, PassFailure, option
 from .sdg_build import kind_name, value_bytes
-from .sdg_fuse import _read_type
-from .sdg_graph_view import _View
-from .sdg_tile_reduce import FLOATS, IDENTITY, _create, _i64, _text, reduce_tiles
+from .sdg_graph_view import View
+from .sdg_tile_reduce import FLOATS, IDENTITY, create_op, i64_type, mlir_text, reduce_tiles
+from .transform_utils import read_type
 
 __all__ = ["SdgTile"]
 
@@ -131,10 +131,10 @@ def _same(a: str, b: str) -> bool:
         return False
 
 
-class _Plan:
+class TilePlan:
     """Reductions over the same axis to tile together, the ops computed per tile."""
 
-    def __init__(self, g: _View, roots: list[int], size: str):
+    def __init__(self, g: View, roots: list[int], size: str):
         self.g, self.roots, self.size = g, list(roots), size
         self.domain = g.domain[roots[0]]
         self.chain: list[int] = []     # producers first
@@ -153,7 +153,7 @@ class _Plan:
         if any(self.operand_role(k, i) is None for i in range(len(o.operands))):
             return False
         if o.name == "sdg.reduce" or o.name in ALONG_DIM:
-            rank = len(tensor_shape(_read_type(o.operands[0], tuple(g.reads[k][0][1]))))
+            rank = len(tensor_shape(read_type(o.operands[0], tuple(g.reads[k][0][1]))))
             if o.name == "sdg.reduce":
                 return 0 not in [d % rank for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]
             dim = ir.IntegerAttr(o.attributes["dim"]).value
@@ -161,14 +161,14 @@ class _Plan:
         if o.name == "sdg.permute":
             return ir.DenseI64ArrayAttr(o.attributes["perm"])[0] % len(shape) == 0
         if o.name == "sdg.matmul":   # batched, or rows times a matrix without the axis (x @ w)
-            ranks = [len(tensor_shape(_read_type(v, tuple(d)))) for v, (_, d) in zip(o.operands, g.reads[k])]
+            ranks = [len(tensor_shape(read_type(v, tuple(d)))) for v, (_, d) in zip(o.operands, g.reads[k])]
             return (len(shape) >= 3 and min(ranks) >= 2) or (len(shape) == 2 and ranks == [2, 2])
         return True
 
     def operand_role(self, k: int, i: int) -> str | None:
         """'broadcast' (read as it is), 'tiled' (has the axis) or None (refused)."""
         o = self.g.ops[k]
-        read = tensor_shape(_read_type(o.operands[i], tuple(self.g.reads[k][i][1])))
+        read = tensor_shape(read_type(o.operands[i], tuple(self.g.reads[k][i][1])))
         if o.name == "sdg.reduce":
             return "tiled" if read and _same(read[0], self.size) else None
         rank = len(tensor_shape(o.results[0].type))
@@ -181,16 +181,16 @@ class _Plan:
         return "tiled" if read and _same(read[0], self.size) else None
 
 
-def _root_size(g: _View, r: int, derived: set) -> str | None:
+def _root_size(g: View, r: int, derived: set) -> str | None:
     """The size of the axis 0 that reduction r reduces, if r can be tiled over it."""
     o = g.ops[r]
     if o.name != "sdg.reduce" or len(o.operands) != 1 or kind_name(o) not in IDENTITY:
         return None
-    read = tensor_shape(_read_type(o.operands[0], tuple(g.reads[r][0][1])))
+    read = tensor_shape(read_type(o.operands[0], tuple(g.reads[r][0][1])))
     if not read or 0 not in [d % len(read) for d in ir.DenseI64ArrayAttr(o.attributes["dims"])]:
         return None
     try:
-        size = _text(parse(read[0]))
+        size = mlir_text(parse(read[0]))
         used = {s.name for s in free_symbols(parse(size))}
     except SymbolicError:
         return None
@@ -207,7 +207,7 @@ def _root_size(g: _View, r: int, derived: set) -> str | None:
     return size
 
 
-def _largest_size(g: _View, size: str, domain) -> str | None:
+def _largest_size(g: View, size: str, domain) -> str | None:
     """For a size that varies with the point (a causal prefix `x[0:t + 1]`):
     its largest value, with each step it uses at its bound - 1, if the size
     grows (by a constant) with each of those steps, all of the reduction's
@@ -217,14 +217,14 @@ def _largest_size(g: _View, size: str, domain) -> str | None:
         return None
     try:
         e = parse(size)
-        if not all(_text(substitute(e, {d: parse(f"{d} + 1")}) - e).isdigit() for d in steps):
+        if not all(mlir_text(substitute(e, {d: parse(f"{d} + 1")}) - e).isdigit() for d in steps):
             return None
-        return _text(substitute(e, {d: parse(f"{g.bounds[g.steps.index(d)]} - 1") for d in steps}))
+        return mlir_text(substitute(e, {d: parse(f"{g.bounds[g.steps.index(d)]} - 1") for d in steps}))
     except SymbolicError:
         return None
 
 
-def _plans(g: _View, derived: set):
+def _plans(g: View, derived: set):
     """One plan per group of reductions over the same axis size and domain."""
     groups: dict[tuple, list[int]] = {}
     for r in range(len(g.ops)):
@@ -233,7 +233,7 @@ def _plans(g: _View, derived: set):
             groups.setdefault((g.domain[r], size), []).append(r)
     for (_, size), roots in groups.items():
         while roots:
-            plan = _Plan(g, roots, size)
+            plan = TilePlan(g, roots, size)
             _grow(plan)
             # a root that would only slice a value that stays whole saves nothing
             useful = [r for r in roots if g.reads[r][0][0] in plan.chain or _makes_axis(g.reads[r][0][1])]
@@ -255,7 +255,7 @@ def _makes_axis(dep) -> bool:
     return len(slices) == 1 and slices[0].count(":") == 1
 
 
-def _grow(plan: _Plan) -> None:
+def _grow(plan: TilePlan) -> None:
     """The largest set of row-wise ops feeding the roots, read (at the identity)
     only by the set and the roots; producers first."""
     g, roots = plan.g, set(plan.roots)
@@ -282,7 +282,7 @@ def _grow(plan: _Plan) -> None:
     plan.chain = [k for k in range(len(g.ops)) if k in members]
 
 
-def _reachable(g: _View, roots: set, members: set) -> set:
+def _reachable(g: View, roots: set, members: set) -> set:
     seen, stack = set(), list(roots)
     while stack:
         k = stack.pop()
@@ -293,13 +293,13 @@ def _reachable(g: _View, roots: set, members: set) -> set:
     return seen
 
 
-def tiledvalue_bytes(p: _Plan, assume: int) -> int:
+def tiledvalue_bytes(p: TilePlan, assume: int) -> int:
     """The largest value that tiling makes one tile of: a result of the chain or a
     read whose dependence makes the axis (0: tiling would only slice values that
     stay whole, and save nothing)."""
     g = p.g
     sizes = [value_bytes(g.ops[k].results[0].type, assume) for k in p.chain]
-    sizes += [value_bytes(_read_type(g.ops[k].operands[i], tuple(g.reads[k][i][1])), assume) for k, i in p.made]
+    sizes += [value_bytes(read_type(g.ops[k].operands[i], tuple(g.reads[k][i][1])), assume) for k, i in p.made]
     return max(sizes, default=0)
 
 
@@ -324,7 +324,7 @@ class SdgTile(ModulePass):
         for graph in ops_named(op, "sdg.graph"):
             limit = len(graph.regions[0].blocks[0].operations)   # each rewrite removes a root
             while True:
-                g = _View(graph)
+                g = View(graph)
                 derived = set(derived_bounds(graph))
                 chosen = next(((p, t, b) for p in _plans(g, derived) for b in [tiledvalue_bytes(p, self.assume_bound)]
                                if b >= max(1, self.min_bytes) for t in [self._rows(p, b)] if t is not None), None)
@@ -337,7 +337,7 @@ class SdgTile(ModulePass):
                 _rewrite(graph, plan, tile, self.assume_bound, chain_bytes)
                 self.num_tiled += 1
 
-    def _rows(self, plan: _Plan, largest: int) -> int | None:
+    def _rows(self, plan: TilePlan, largest: int) -> int | None:
         """The plan's rows per tile (None: its axis is static and fits in one tile);
         `largest`: the bytes of the chain's largest value at assume-bound."""
         tile = self.tile
@@ -370,7 +370,7 @@ def _new_dim(graph: ir.Operation, size: str, tile: int) -> tuple[str, str]:
     while (f"n{k}" if k else "n") in taken or (f"N{k}" if k else "N").lower() in taken:
         k += 1
     step, bound = (f"n{k}", f"N{k}") if k else ("n", "N")
-    count = _text(parse(f"({size} + {tile - 1}) // {tile}"))
+    count = mlir_text(parse(f"({size} + {tile - 1}) // {tile}"))
     ctx = graph.context
     graph.attributes["steps"] = ir.ArrayAttr.get([ir.StringAttr.get(s, ctx) for s in steps + [step]], ctx)
     graph.attributes["bounds"] = ir.ArrayAttr.get([ir.StringAttr.get(b, ctx) for b in bounds + [bound]], ctx)
@@ -379,7 +379,7 @@ def _new_dim(graph: ir.Operation, size: str, tile: int) -> tuple[str, str]:
     return step, bound
 
 
-def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_bytes: int) -> None:
+def _rewrite(graph: ir.Operation, plan: TilePlan, tile: int, assume: int, chain_bytes: int) -> None:
     g = plan.g
     ctx = graph.context
     size = plan.size
@@ -387,7 +387,7 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
     largest = _largest_size(g, size, plan.domain)
     n, count = _new_dim(graph, largest, tile)
     if largest != size:     # a growing prefix: the tiles it has at its point
-        count = _text(parse(f"({size} + {tile - 1}) // {tile}"))
+        count = mlir_text(parse(f"({size} + {tile - 1}) // {tile}"))
     domain = list(plan.domain)
     tdomain = domain + [n]
     start = f"{tile} * {n}"
@@ -409,15 +409,15 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
         at = [d for d in domain if d in used]   # the dims the read uses: padded once per epoch, not per step
         with ctx, o.location, ir.InsertionPoint(o):
             if key not in padded:
-                rows = _text(parse(f"{tile} * (({size} + {tile - 1}) floordiv {tile})"))
-                padded[key] = _create(
+                rows = mlir_text(parse(f"{tile} * (({size} + {tile - 1}) floordiv {tile})"))
+                padded[key] = create_op(
                     "sdg.pad", tensor_type([rows] + shape[1:], elt, ctx), [value], [dep], at,
-                    {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "before": expr_attr("0", ctx),
-                     "after": expr_attr(_text(parse(f"{rows} - ({size})")), ctx),
+                    {"dim": ir.IntegerAttr.get(i64_type(ctx), 0), "before": expr_attr("0", ctx),
+                     "after": expr_attr(mlir_text(parse(f"{rows} - ({size})")), ctx),
                      "value": ir.FloatAttr.get(ir.F64Type.get(ctx), 0.0)}, ctx)
-            return _create("sdg.slice", tensor_type([str(tile)] + shape[1:], elt, ctx), [padded[key]], [at],
-                           tdomain, {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "start": expr_attr(start, ctx)},
-                           ctx), ident
+            return create_op("sdg.slice", tensor_type([str(tile)] + shape[1:], elt, ctx), [padded[key]], [at],
+                             tdomain, {"dim": ir.IntegerAttr.get(i64_type(ctx), 0), "start": expr_attr(start, ctx)},
+                             ctx), ident
 
     def clamped_tile(o: ir.Operation, value: ir.Value, dep: list, shape: list, elt: str) -> tuple[ir.Value, list]:
         """The n-th tile of a value the tile size may not divide, as `tile` rows
@@ -426,29 +426,29 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
         repeating row D - 1, which the mask before each partial reduction
         leaves out (a slice of `min(D - 64 n, 64)` rows padded to 64 would
         have a shape that varies with n, and run from the host)."""
-        i64 = _i64(ctx)
+        i64 = i64_type(ctx)
         vec = tensor_type([str(tile)], "i64", ctx)
         with ctx, o.location, ir.InsertionPoint(o):
             if not clamped:
-                iota = _create("sdg.iota", vec, [], [], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx)
-                first = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
-                                {"expr": expr_attr(start, ctx)}, ctx)
-                last = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
-                               {"expr": expr_attr(_text(parse(f"{size} - 1")), ctx)}, ctx)
+                iota = create_op("sdg.iota", vec, [], [], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx)
+                first = create_op("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                                  {"expr": expr_attr(start, ctx)}, ctx)
+                last = create_op("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                                 {"expr": expr_attr(mlir_text(parse(f"{size} - 1")), ctx)}, ctx)
                 kind = ir.IntegerType.get_signless(32, ctx)
-                rows = _create("sdg.binary", vec, [iota, first], [ident, ident], tdomain,
-                               {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.add))}, ctx)
-                clamped.append(_create("sdg.binary", vec, [rows, last], [ident, ident], tdomain,
-                                       {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.min))}, ctx))
-            return _create("sdg.index_select", tensor_type([str(tile)] + shape[1:], elt, ctx), [value, clamped[0]],
-                           [dep, ident], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx), ident
+                rows = create_op("sdg.binary", vec, [iota, first], [ident, ident], tdomain,
+                                 {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.add))}, ctx)
+                clamped.append(create_op("sdg.binary", vec, [rows, last], [ident, ident], tdomain,
+                                         {"kind": ir.IntegerAttr.get(kind, int(enums.BinaryKind.min))}, ctx))
+            return create_op("sdg.index_select", tensor_type([str(tile)] + shape[1:], elt, ctx), [value, clamped[0]],
+                             [dep, ident], tdomain, {"dim": ir.IntegerAttr.get(i64, 0)}, ctx), ident
 
     def tile_of(k: int, i: int) -> tuple[ir.Value, list]:
         """Operand i of op k, as one tile (read at the identity of tdomain)."""
         o = g.ops[k]
         src, dep = g.reads[k][i]
         value = o.operands[i]
-        read = _read_type(value, tuple(dep))
+        read = read_type(value, tuple(dep))
         shape, elt = tensor_shape(read), tensor_element_type(read)
         slices = [j for j, c in enumerate(dep) if ":" in c]
         if not exact:
@@ -456,11 +456,11 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
                 return padded_tile(o, value, dep, shape, elt)
             return clamped_tile(o, value, dep, shape, elt)
         if len(slices) == 1 and dep[slices[0]].count(":") == 1:   # the dependence makes the axis: read the tile
-            lo = _text(parse(f"{dep[slices[0]].split(':')[0]} + {start}"))
-            return value, dep[:slices[0]] + [f"{lo}:{_text(parse(f'({lo}) + {tile}'))}"] + dep[slices[0] + 1:]
+            lo = mlir_text(parse(f"{dep[slices[0]].split(':')[0]} + {start}"))
+            return value, dep[:slices[0]] + [f"{lo}:{mlir_text(parse(f'({lo}) + {tile}'))}"] + dep[slices[0] + 1:]
         with ctx, o.location, ir.InsertionPoint(o):                # slice the n-th tile of the whole value
-            return _create("sdg.slice", tensor_type([str(tile)] + shape[1:], elt, ctx), [value], [dep], tdomain,
-                           {"dim": ir.IntegerAttr.get(_i64(ctx), 0), "start": expr_attr(start, ctx)}, ctx), ident
+            return create_op("sdg.slice", tensor_type([str(tile)] + shape[1:], elt, ctx), [value], [dep], tdomain,
+                             {"dim": ir.IntegerAttr.get(i64_type(ctx), 0), "start": expr_attr(start, ctx)}, ctx), ident
 
     for k in plan.chain:
         o = g.ops[k]
@@ -481,7 +481,7 @@ def _rewrite(graph: ir.Operation, plan: _Plan, tile: int, assume: int, chain_byt
         attrs = {o.attributes[j].name: o.attributes[j].attr for j in range(len(o.attributes))
                  if o.attributes[j].name not in ("deps", "domain")}
         with ctx, o.location, ir.InsertionPoint(o):
-            new[k] = _create(o.name, result, operands, deps, tdomain, attrs, ctx)
+            new[k] = create_op(o.name, result, operands, deps, tdomain, attrs, ctx)
         reads[new[k]] = (k, operands, deps)
 
     for r in plan.roots:

@@ -17,10 +17,10 @@ from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, ten
 from tidal.symbolic import parse, simplify, to_text
 
 from .sdg_build import kind_name
-from .sdg_fuse import _read_type
+from .transform_utils import read_type
 
 if TYPE_CHECKING:
-    from .sdg_tile import _Plan
+    from .sdg_tile import TilePlan
 
 __all__ = ["reduce_tiles"]
 
@@ -28,16 +28,19 @@ IDENTITY = {"sum": 0.0, "prod": 1.0, "max": -np.inf, "min": np.inf}
 FLOATS = {"f16", "bf16", "f32", "f64"}
 
 
-def _text(e) -> str:
+def mlir_text(e) -> str:
+    """`e` simplified, as MLIR attribute text."""
     return to_text(simplify(e), mlir=True)
 
 
-def _i64(ctx) -> ir.Type:
+def i64_type(ctx) -> ir.Type:
+    """The i64 type in `ctx`."""
     return ir.IntegerType.get_signless(64, ctx)
 
 
-def _create(name: str, result: ir.Type, operands: list, deps: list, domain: list, attrs: dict | None = None,
-            ctx=None) -> ir.Value:
+def create_op(name: str, result: ir.Type, operands: list, deps: list, domain: list, attrs: dict | None = None,
+              ctx=None) -> ir.Value:
+    """A new op `name` with one result, reading `operands` at `deps`, over `domain`."""
     attrs = dict(attrs or {})
     if operands:
         attrs["deps"] = ir.ArrayAttr.get([index_attr(d, ctx) for d in deps], ctx)
@@ -45,7 +48,7 @@ def _create(name: str, result: ir.Type, operands: list, deps: list, domain: list
     return ir.Operation.create(name, results=[result], operands=operands, attributes=attrs).results[0]
 
 
-def reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, count: str, tile: int,
+def reduce_tiles(plan: TilePlan, r: int, new: dict, reads: dict, tile_of, n: str, count: str, tile: int,
                  exact: bool) -> None:
     """Root r as the reduction of its partial results, one per tile (masked
     with the reduction's identity where the last tile is padded)."""
@@ -59,7 +62,7 @@ def reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, c
         value, vdep = new[src], list(dep) + [n]
     else:
         value, vdep = tile_of(r, 0)
-    vtype = value.type if vdep == ident else _read_type(value, tuple(vdep))
+    vtype = value.type if vdep == ident else read_type(value, tuple(vdep))
     elt = tensor_element_type(vtype)
     kind = kind_name(red)
 
@@ -69,16 +72,16 @@ def reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, c
         weight's): each fuses into its reader (the backend's kernel for a product over rows skips the
         masked rows when it sees the mask next to the product, tidal.runtime.cpu_kernels)."""
         vshape = tensor_shape(vtype)
-        iota = _create("sdg.iota", tensor_type(vshape, "i64", ctx), [], [], tdomain,
-                       {"dim": ir.IntegerAttr.get(_i64(ctx), 0)}, ctx)
-        rows = _create("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
-                       {"expr": expr_attr(_text(parse(f"{plan.size} - {start}")), ctx)}, ctx)
+        iota = create_op("sdg.iota", tensor_type(vshape, "i64", ctx), [], [], tdomain,
+                         {"dim": ir.IntegerAttr.get(i64_type(ctx), 0)}, ctx)
+        rows = create_op("sdg.symbol_value", tensor_type([], "i64", ctx), [], [], tdomain,
+                         {"expr": expr_attr(mlir_text(parse(f"{plan.size} - {start}")), ctx)}, ctx)
         lt = ir.IntegerAttr.get(ir.IntegerType.get_signless(32, ctx), int(enums.BinaryKind.lt))
-        valid = _create("sdg.binary", tensor_type(vshape, "i1", ctx), [iota, rows], [ident, ident], tdomain,
-                        {"kind": lt}, ctx)
-        fill = _create("sdg.full", tensor_type([], elt, ctx), [], [], [],
-                       {"value": ir.FloatAttr.get(ir.F64Type.get(ctx), IDENTITY[kind])}, ctx)
-        return _create("sdg.where", vtype, [valid, v, fill], [ident, vdep, []], tdomain, ctx=ctx)
+        valid = create_op("sdg.binary", tensor_type(vshape, "i1", ctx), [iota, rows], [ident, ident], tdomain,
+                          {"kind": lt}, ctx)
+        fill = create_op("sdg.full", tensor_type([], elt, ctx), [], [], [],
+                         {"value": ir.FloatAttr.get(ir.F64Type.get(ctx), IDENTITY[kind])}, ctx)
+        return create_op("sdg.where", vtype, [valid, v, fill], [ident, vdep, []], tdomain, ctx=ctx)
 
     with ctx, red.location, ir.InsertionPoint(red):
         if not exact:      # mask the padded rows of the last tile with the reduction's identity
@@ -90,9 +93,9 @@ def reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, c
                     # the root reduces the rows and other axes: reduce the others first (keepdim), so
                     # that the mask selects among (tile, kept axes) partials, not every element
                     kshape = ["1" if a in rest else x for a, x in enumerate(tensor_shape(vtype))]
-                    value = _create("sdg.reduce", tensor_type(kshape, elt, ctx), [value], [vdep], tdomain,
-                                    {"kind": red.attributes["kind"], "dims": ir.DenseI64ArrayAttr.get(rest, ctx),
-                                     "keepdim": ir.UnitAttr.get(ctx)}, ctx)
+                    value = create_op("sdg.reduce", tensor_type(kshape, elt, ctx), [value], [vdep], tdomain,
+                                      {"kind": red.attributes["kind"], "dims": ir.DenseI64ArrayAttr.get(rest, ctx),
+                                       "keepdim": ir.UnitAttr.get(ctx)}, ctx)
                     vdep, vtype = ident, value.type
                 value = masked(value, vdep, vtype)
             else:          # mask a sum's batched product through its factors (see _batched_factors)
@@ -103,14 +106,14 @@ def reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, c
                             and ir.DenseI64ArrayAttr(plan.g.ops[k].attributes["perm"])[0] == 0:
                         # beneath a batched transpose, which sdg-contract folds into the contraction
                         old = v
-                        v = _create("sdg.permute", v.type, [masked(args[0], ident, args[0].type)], [ident],
-                                    tdomain, {"perm": plan.g.ops[k].attributes["perm"]}, ctx)
+                        v = create_op("sdg.permute", v.type, [masked(args[0], ident, args[0].type)], [ident],
+                                      tdomain, {"perm": plan.g.ops[k].attributes["perm"]}, ctx)
                         stale.append(old)
                     else:
                         v = masked(v, ident, v.type)
                     operands.append(v)
                 product = value.owner
-                value = _create("sdg.matmul", value.type, operands, [ident, ident], tdomain, ctx=ctx)
+                value = create_op("sdg.matmul", value.type, operands, [ident, ident], tdomain, ctx=ctx)
                 product.erase()
                 for v in stale:      # a transpose only the product read
                     if not list(v.uses):
@@ -118,15 +121,15 @@ def reduce_tiles(plan: _Plan, r: int, new: dict, reads: dict, tile_of, n: str, c
             vdep = ident
         attrs = {red.attributes[j].name: red.attributes[j].attr for j in range(len(red.attributes))
                  if red.attributes[j].name not in ("deps", "domain")}
-        partial = _create("sdg.reduce", red.results[0].type, [value], [vdep], tdomain, attrs, ctx)
+        partial = create_op("sdg.reduce", red.results[0].type, [value], [vdep], tdomain, attrs, ctx)
         final_attrs = {a: v for a, v in attrs.items() if a != "keepdim"}   # a partial with keepdim has the axis
         final_attrs["dims"] = ir.DenseI64ArrayAttr.get([0], ctx)
-        final = _create("sdg.reduce", red.results[0].type, [partial], [domain + [f"0:{count}"]], domain,
-                        final_attrs, ctx)
+        final = create_op("sdg.reduce", red.results[0].type, [partial], [domain + [f"0:{count}"]], domain,
+                          final_attrs, ctx)
     red.results[0].replace_all_uses_with(final)
 
 
-def _batched_factors(plan: _Plan, src, value: ir.Value, vdep: list, ident: list, reads: dict,
+def _batched_factors(plan: TilePlan, src, value: ir.Value, vdep: list, ident: list, reads: dict,
                      tile: int) -> list | None:
     """The factors of the tiled batched matmul that a sum root alone reads, if the
     mask of the last tile may move onto them: both of the product's rank (>= 3),

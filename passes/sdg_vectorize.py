@@ -92,9 +92,9 @@ from tidal.symbolic import Const, SymbolicError, parse, simplify
 
 from .base import ModulePass, PassFailure, graph_steps, option
 from .sdg_build import mentions as _mentions, value_bytes
-from .sdg_fuse import _read_type
 from .sccs import strongly_connected
-from .sdg_graph_view import _View, _deps, branches_at, cycles_over, step_offset
+from .sdg_graph_view import View, branches_at, cycles_over, operand_deps, step_offset
+from .transform_utils import read_type
 from .vectorize_early import early_point
 from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, step_values, \
     varying_axes, window
@@ -114,13 +114,13 @@ SOURCES = {"sdg.iota", "sdg.full", "sdg.symbol_value"}
 
 def _read_rank(o: ir.Operation, i: int) -> int:
     """The rank of operand i as the op reads it (one leading axis per slice component)."""
-    return len(tensor_shape(_read_type(o.operands[i], tuple(_deps(o)[i]))))
+    return len(tensor_shape(read_type(o.operands[i], tuple(operand_deps(o)[i]))))
 
 
 class _Plan:
     """The ops over one step to vectorize (see the module doc)."""
 
-    def __init__(self, g: _View, step: str, windows: bool = True, early: bool = True, max_block: int = 0,
+    def __init__(self, g: View, step: str, windows: bool = True, early: bool = True, max_block: int = 0,
                  assume: int = 1024):
         self.g, self.step, self.windows, self.early = g, step, windows, early
         self.max_block, self.assume = max_block, assume
@@ -268,7 +268,7 @@ class _Plan:
         the fixpoint above asks for them once per reader and round)."""
         if k not in self._shape_cache:
             o = self.g.ops[k]
-            self._shape_cache[k] = [tensor_shape(_read_type(v, tuple(d))) for v, d in zip(o.operands, _deps(o))] \
+            self._shape_cache[k] = [tensor_shape(read_type(v, tuple(d))) for v, d in zip(o.operands, operand_deps(o))] \
                 + [tensor_shape(o.results[0].type)]
         return self._shape_cache[k]
 
@@ -297,7 +297,7 @@ class _Plan:
             return False
         try:
             index = parse(expr_text(o.attributes["index"])).same(parse(self.step))
-            shape = tensor_shape(_read_type(o.operands[0], tuple(dep)))
+            shape = tensor_shape(read_type(o.operands[0], tuple(dep)))
             return index and bool(shape) and parse(shape[0]).same(parse(self.bound))
         except SymbolicError:
             return False
@@ -391,7 +391,7 @@ class SdgVectorize(ModulePass):
     def run(self, op: ir.Operation) -> None:
         self.num_vectorized = 0   # for tests and callers
         for graph, step in graph_steps(op, self.dims, self.name, innermost_first=True):
-            plan = _Plan(_View(graph), step, bool(self.windows), bool(self.early), max(0, self.max_block_bytes),
+            plan = _Plan(View(graph), step, bool(self.windows), bool(self.early), max(0, self.max_block_bytes),
                          self.assume_bound)
             if plan.chosen:
                 _rewrite(plan)
@@ -448,7 +448,7 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
         operands, deps = [], []
         for i, (src, dep) in enumerate(g.reads[k]):
             value = o.operands[i]
-            read = _read_type(o.operands[i], tuple(dep))
+            read = read_type(o.operands[i], tuple(dep))
             if plan.batched(src):
                 pos = g.domain[src].index(step)
                 win = plan.window_of(src, dep)

@@ -40,7 +40,7 @@ from tidal.symbolic import Const, SymbolicError, Symbol, parse, simplify, to_tex
 from tidal.symbolic.arithmetic import Add, FloorDiv, Max, Min, Mod, Mul, Neg, Sub
 
 from .sdg_build import create, i64_attr, kind_name, mentions
-from .sdg_fuse import _read_type
+from .transform_utils import read_type
 
 __all__ = ["capacity", "varying_axes", "static_shape", "window", "padded_ok", "gather_window", "mask_combined",
            "step_values", "IDENTITY"]
@@ -209,7 +209,7 @@ def gather_window(before: ir.Operation, value: ir.Value, dep: list[str], domain:
     key = (value, tuple(dep), start, cap, tuple(domain))
     if key in cache:
         return cache[key]
-    read = tensor_shape(_read_type(value, tuple(dep)))
+    read = tensor_shape(read_type(value, tuple(dep)))
     rest, elem = read[1:], tensor_element_type(value.type)
     grid = [bound, str(cap)]
     flat = to_text(simplify(parse(f"({bound}) * {cap}")), mlir=True)

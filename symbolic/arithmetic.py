@@ -6,7 +6,7 @@ import numbers
 from typing import Any, ClassVar
 
 from .errors import NonConstantDivisorError, SymbolicTypeError
-from .expr import INT, Const, Expr, _coerce, _int_operand
+from .expr import INT, Const, Expr, coerce, int_operand
 
 class Add(Expr):
     """``lhs + rhs``."""
@@ -15,7 +15,7 @@ class Add(Expr):
     _rank = 20
 
     def __new__(cls, lhs, rhs) -> Add:
-        return cls._make((_int_operand(lhs, "+"), _int_operand(rhs, "+")))
+        return cls._make((int_operand(lhs, "+"), int_operand(rhs, "+")))
 
 
 class Sub(Expr):
@@ -25,7 +25,7 @@ class Sub(Expr):
     _rank = 21
 
     def __new__(cls, lhs, rhs) -> Sub:
-        return cls._make((_int_operand(lhs, "-"), _int_operand(rhs, "-")))
+        return cls._make((int_operand(lhs, "-"), int_operand(rhs, "-")))
 
 
 class Mul(Expr):
@@ -35,7 +35,7 @@ class Mul(Expr):
     _rank = 22
 
     def __new__(cls, lhs, rhs) -> Mul:
-        return cls._make((_int_operand(lhs, "*"), _int_operand(rhs, "*")))
+        return cls._make((int_operand(lhs, "*"), int_operand(rhs, "*")))
 
 
 class Neg(Expr):
@@ -45,7 +45,7 @@ class Neg(Expr):
     _rank = 23
 
     def __new__(cls, operand) -> Expr:
-        x = _int_operand(operand, "unary -")
+        x = int_operand(operand, "unary -")
         if isinstance(x, Const):
             return Const(-x.value)
         if isinstance(x, Neg):
@@ -54,7 +54,7 @@ class Neg(Expr):
 
 
 def _positive_constant(dividend: Expr, divisor: Any, symbol: str) -> int:
-    d = _coerce(divisor)
+    d = coerce(divisor)
     shown = str(d) if d is not None else repr(divisor)
     text = f"`{dividend} {symbol} {shown}`"
     if d is None or d.kind != INT:
@@ -79,7 +79,7 @@ class FloorDiv(Expr):
     _rank = 12
 
     def __new__(cls, dividend, divisor) -> FloorDiv:
-        x = _int_operand(dividend, "//")
+        x = int_operand(dividend, "//")
         return cls._make((x,), (_positive_constant(x, divisor, "//"),))
 
 
@@ -91,7 +91,7 @@ class Mod(Expr):
     _rank = 13
 
     def __new__(cls, dividend, divisor) -> Mod:
-        x = _int_operand(dividend, "%")
+        x = int_operand(dividend, "%")
         return cls._make((x,), (_positive_constant(x, divisor, "%"),))
 
 
@@ -102,7 +102,7 @@ class _MinMax(Expr):
     def __new__(cls, *args):
         if len(args) < 2:
             raise SymbolicTypeError(f"{cls._name}() needs at least two arguments, got {len(args)}")
-        return cls._make(tuple(_int_operand(a, f"{cls._name}()") for a in args))
+        return cls._make(tuple(int_operand(a, f"{cls._name}()") for a in args))
 
 
 class Min(_MinMax):
@@ -132,7 +132,7 @@ def min_(*args) -> Expr:
     args = _varargs(args)
     if not args:
         raise SymbolicTypeError("min_() needs at least one argument")
-    return _int_operand(args[0], "min()") if len(args) == 1 else Min(*args)
+    return int_operand(args[0], "min()") if len(args) == 1 else Min(*args)
 
 
 def max_(*args) -> Expr:
@@ -140,7 +140,7 @@ def max_(*args) -> Expr:
     args = _varargs(args)
     if not args:
         raise SymbolicTypeError("max_() needs at least one argument")
-    return _int_operand(args[0], "max()") if len(args) == 1 else Max(*args)
+    return int_operand(args[0], "max()") if len(args) == 1 else Max(*args)
 
 
 smin = min_

@@ -14,7 +14,7 @@ from math import gcd
 from .expr import Const, Expr, Min, sort_key
 from .logic import FALSE, NEGATED, SWAPPED, TRUE, And, BoolConst, Compare, Not, Or, Select
 from .poly import Poly, add, const_poly, constant_of, is_constant, minmax_monomials, poly_to_expr, scale, sub, without
-from .simplifier import _remember, int_poly, nonneg, normalize_sum
+from .simplifier import int_poly, nonneg, normalize_sum, remember
 
 _bool_cache: dict = {}
 _negate_cache: dict = {}
@@ -47,7 +47,7 @@ def simplify_bool(e: Expr) -> Expr:
     cached = _bool_cache.get(e)
     if cached is None:
         cached = _simplify_bool_uncached(e)
-        _remember(_bool_cache, e, cached)
+        remember(_bool_cache, e, cached)
     return cached
 
 
@@ -72,7 +72,7 @@ def negate(b: Expr) -> Expr:
     cached = _negate_cache.get(b)
     if cached is None:
         cached = _negate_uncached(b)
-        _remember(_negate_cache, b, cached)
+        remember(_negate_cache, b, cached)
     return cached
 
 
@@ -179,7 +179,7 @@ def _implies(a: Expr, b: Expr) -> bool:
     cached = _implies_cache.get(key)
     if cached is None:
         cached = _implies_directly(a, b) or _implies_directly(negate(b), negate(a))
-        _remember(_implies_cache, key, cached)
+        remember(_implies_cache, key, cached)
     return cached
 
 

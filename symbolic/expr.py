@@ -153,50 +153,50 @@ class Expr:
 
     # -- arithmetic -----------------------------------------------------------
     def __add__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return _promoted(self, "__add__", other) if o is None else Add(self, o)
 
     def __radd__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return _promoted(self, "__radd__", other) if o is None else Add(o, self)
 
     def __sub__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return _promoted(self, "__sub__", other) if o is None else Sub(self, o)
 
     def __rsub__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return _promoted(self, "__rsub__", other) if o is None else Sub(o, self)
 
     def __mul__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return _promoted(self, "__mul__", other) if o is None else Mul(self, o)
 
     def __rmul__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return _promoted(self, "__rmul__", other) if o is None else Mul(o, self)
 
     def __floordiv__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else _user_op(FloorDiv, "floordiv", self, o)
 
     def __rfloordiv__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else _user_op(FloorDiv, "floordiv", o, self)
 
     def __mod__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else _user_op(Mod, "mod", self, o)
 
     def __rmod__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else _user_op(Mod, "mod", o, self)
 
     def __neg__(self):
         return Neg(self)
 
     def __pos__(self):
-        return _int_operand(self, "unary +")
+        return int_operand(self, "unary +")
 
     def __truediv__(self, other):
         if _promotable(other):
@@ -223,7 +223,7 @@ class Expr:
 
     # -- comparisons (build expressions, see the module docstring) -----------
     def _compare(self, op: str, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else Compare(op, self, o)
 
     def __lt__(self, other):
@@ -250,19 +250,19 @@ class Expr:
 
     # -- boolean connectives --------------------------------------------------
     def __and__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else And(self, o)
 
     def __rand__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else And(o, self)
 
     def __or__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else Or(self, o)
 
     def __ror__(self, other):
-        o = _coerce(other)
+        o = coerce(other)
         return NotImplemented if o is None else Or(o, self)
 
     def __invert__(self):
@@ -350,7 +350,7 @@ def _user_op(cls: type, operation: str, *operands: Any) -> Expr:
         raise replaced from None
 
 
-def _coerce(value: Any) -> Expr | None:
+def coerce(value: Any) -> Expr | None:
     """Convert a Python operand to an expression; ``None`` if not convertible."""
     if isinstance(value, Expr):
         return value
@@ -363,7 +363,7 @@ def _coerce(value: Any) -> Expr | None:
 
 def as_expr(value: Any) -> Expr:
     """Convert ints, bools, Python slices and tuples/lists to expressions."""
-    converted = _coerce(value)
+    converted = coerce(value)
     if converted is not None:
         return converted
     if isinstance(value, slice):
@@ -373,8 +373,9 @@ def as_expr(value: Any) -> Expr:
     raise SymbolicTypeError(f"cannot convert {value!r} of type {type(value).__name__} to an expression")
 
 
-def _int_operand(value: Any, context: str) -> Expr:
-    expr = _coerce(value)
+def int_operand(value: Any, context: str) -> Expr:
+    """`value` as an integer expression, else a SymbolicTypeError naming `context`."""
+    expr = coerce(value)
     if expr is None:
         raise SymbolicTypeError(f"operand {value!r} of {context} is not an integer expression")
     if expr.kind != INT:

@@ -13,7 +13,7 @@ import numbers
 from typing import Any, Iterable, Iterator
 
 from .errors import SymbolicTypeError
-from .expr import INT, SEQ, SLICE, Expr, _coerce, _int_operand
+from .expr import INT, SEQ, SLICE, Expr, coerce, int_operand
 
 
 class Slice(Expr):
@@ -32,9 +32,9 @@ class Slice(Expr):
     _rank = 40
 
     def __new__(cls, start, stop, step: int = 1, *, validate: bool = True) -> Slice:
-        a = _int_operand(start, "slice start")
-        b = _int_operand(stop, "slice stop")
-        step_expr = _coerce(step)
+        a = int_operand(start, "slice start")
+        b = int_operand(stop, "slice stop")
+        step_expr = coerce(step)
         if step_expr is not None and step_expr.kind == INT and not step_expr.free_symbols:
             from .evaluation import evaluate
 
@@ -76,7 +76,7 @@ def as_component(value: Any, bound: Any = None, *, validate: bool = True) -> Exp
     """Convert an int, integer expression, :class:`Slice` or Python slice to a component."""
     if isinstance(value, slice):
         return Slice.from_python(value, bound, validate=validate)
-    expr = _coerce(value)
+    expr = coerce(value)
     if expr is None or expr.kind not in (INT, SLICE):
         shown = f"`{expr}`" if expr is not None else repr(value)
         raise SymbolicTypeError(f"index component {shown} must be an integer expression or a slice")

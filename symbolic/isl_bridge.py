@@ -38,9 +38,9 @@ def _replace(e: Expr, target: Expr, replacement: Expr) -> Expr:
         return replacement
     if not e.args:
         return e
-    from .transform import _rebuild
+    from .transform import rebuild
 
-    return _rebuild(e, tuple(_replace(a, target, replacement) for a in e.args))
+    return rebuild(e, tuple(_replace(a, target, replacement) for a in e.args))
 
 
 def _find_select(e: Expr) -> Expr | None:

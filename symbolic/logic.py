@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import SymbolicTypeError
-from .expr import BOOL, INT, Expr, _coerce, _int_operand
+from .expr import BOOL, INT, Expr, coerce, int_operand
 
 #: Comparison operators by their keyword (MLIR-safe) name.
 COMPARISON_OPS = ("lt", "le", "eq", "ne", "ge", "gt")
@@ -17,7 +17,7 @@ NEGATED = {"lt": "ge", "le": "gt", "eq": "ne", "ne": "eq", "ge": "lt", "gt": "le
 
 
 def _bool_operand(value: Any, context: str) -> Expr:
-    expr = _coerce(value)
+    expr = coerce(value)
     if expr is None:
         raise SymbolicTypeError(f"operand {value!r} of {context} is not a boolean expression")
     if expr.kind != BOOL:
@@ -58,8 +58,8 @@ class Compare(Expr):
         op = _OP_ALIASES.get(op, op)
         if op not in COMPARISON_OPS:
             raise ValueError(f"unknown comparison operator {op!r}")
-        a = _int_operand(lhs, f"comparison {op}")
-        b = _int_operand(rhs, f"comparison {op}")
+        a = int_operand(lhs, f"comparison {op}")
+        b = int_operand(rhs, f"comparison {op}")
         return cls._make((a, b), (op,))
 
     def __bool__(self) -> bool:
@@ -125,7 +125,7 @@ class Select(Expr):
 
     def __new__(cls, cond, if_true, if_false) -> Select:
         c = _bool_operand(cond, "select condition")
-        a, b = _coerce(if_true), _coerce(if_false)
+        a, b = coerce(if_true), coerce(if_false)
         if a is None or b is None or a.kind != b.kind or a.kind not in (INT, BOOL):
             raise SymbolicTypeError(
                 f"select(`{c}`, {if_true!r}, {if_false!r}): both values must be integer or both boolean expressions"

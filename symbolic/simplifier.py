@@ -31,7 +31,8 @@ _CACHE_LIMIT = 200_000
 _int_cache: dict = {}
 
 
-def _remember(cache: dict, key, value) -> None:
+def remember(cache: dict, key, value) -> None:
+    """Stores `value` under `key` in a memo `cache`, emptied when it grows past the limit."""
     if len(cache) > _CACHE_LIMIT:
         cache.clear()
     cache[key] = value
@@ -55,7 +56,7 @@ def int_poly(e: Expr) -> Poly:
     cached = _int_cache.get(e)
     if cached is None:
         cached = _int_poly_uncached(e)
-        _remember(_int_cache, e, cached)
+        remember(_int_cache, e, cached)
     return cached
 
 

@@ -74,7 +74,7 @@ def substitute(e: Any, mapping: Mapping, *, simplify: bool = False) -> Expr:
             result = x
         else:
             new_args = tuple(walk(a) for a in x.args)
-            result = _rebuild(x, new_args)
+            result = rebuild(x, new_args)
         memo[x] = result
         return result
 
@@ -90,7 +90,7 @@ def _mentions(x: Expr, table: dict) -> bool:
     return any(s.name in table for s in x.free_symbols)
 
 
-def _rebuild(x: Expr, args: tuple) -> Expr:
+def rebuild(x: Expr, args: tuple) -> Expr:
     """Rebuild node ``x`` with new children (through the checking constructors)."""
     if isinstance(x, Slice):
         return Slice(args[0], args[1], x.step, validate=False)

@@ -63,12 +63,14 @@ class HostGenError(Exception):
     pass
 
 
-def _remsi(a: int, b: int) -> int:
+def remsi(a: int, b: int) -> int:
+    """`arith.remsi`: the remainder of a / b truncated toward zero (the sign of a)."""
     r = abs(a) % abs(b)
     return r if a >= 0 else -r
 
 
-def _divsi(a: int, b: int) -> int:
+def divsi(a: int, b: int) -> int:
+    """`arith.divsi`: a / b truncated toward zero."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
@@ -77,7 +79,7 @@ def _ceildivsi(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-HELPERS = {"_remsi": _remsi, "_divsi": _divsi, "_ceildivsi": _ceildivsi, "_min": min, "_max": max}
+HELPERS = {"_remsi": remsi, "_divsi": divsi, "_ceildivsi": _ceildivsi, "_min": min, "_max": max}
 
 
 class _Gen:

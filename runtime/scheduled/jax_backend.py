@@ -77,8 +77,12 @@ class OutSpec:
     window: int = 0
 
 
-def _count(name: str) -> None:
+def count_compile(name: str) -> None:
+    """Counts one trace (compilation) of `name` in COMPILES."""
     COMPILES[name] = COMPILES.get(name, 0) + 1
+
+
+_count = count_compile  # old name, until executable.py is updated
 
 
 def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpec,
@@ -93,7 +97,7 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
     check = opdef.attrs.get("index_check")
 
     def impl(static, *leaves):
-        _count(name)
+        count_compile(name)
         if counter is not None:
             counter[name] = counter.get(name, 0) + 1
         if check is not None:
@@ -253,7 +257,7 @@ def store_writer(store: ArrayStore):
         spec = OutSpec(True, nd, store.window_axis, window)
 
         def impl(buf, *rest):
-            _count("store_write")
+            count_compile("store_write")
             idx, value = rest[:nd], jnp.asarray(rest[nd])
             update = value.reshape((1,) * nd + value.shape).astype(buf.dtype)
             buf = update_at(buf, update, list(idx))
@@ -269,7 +273,7 @@ def store_writer(store: ArrayStore):
 
 @partial(jax.jit, static_argnums=0)
 def _read(sizes, buf, *starts):
-    _count("store_read")
+    count_compile("store_read")
     return slice_at(buf, starts, sizes)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .traced import _getp, _setp
+from .traced import getp, setp
 
 __all__ = ["DenseSlots", "pack_buffers", "unpack_buffers"]
 
@@ -172,7 +172,7 @@ def _packed(specs: tuple, bases: list, entries: list) -> list:
     for (shape, dtype, n, rank, has_base), base, (slots, values) in zip(specs, bases, entries):
         buf = base if has_base else jnp.zeros(shape, dtype)
         for j in range(n):
-            buf = _setp(buf, tuple(slots[j, i] for i in range(rank)), values[j])
+            buf = setp(buf, tuple(slots[j, i] for i in range(rank)), values[j])
         out.append(buf)
     return out
 
@@ -207,12 +207,12 @@ def _pad_to(arr, axis: int, cap: int):
 
 def _slot_reader(dense, slot: tuple):
     from .jax_backend import helper_jit
-    return helper_jit(_getp)(dense, slot)
+    return helper_jit(getp)(dense, slot)
 
 
 def _slot_writer(dense, slot: tuple, value):
     from .jax_backend import helper_jit
-    return helper_jit(_setp)(dense, slot, value)
+    return helper_jit(setp)(dense, slot, value)
 
 
 def unpack_buffers(stores: dict, buffers: dict) -> None:

@@ -176,7 +176,7 @@ class ArrayStore:
         elif xp is np or host:
             self.buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
         else:
-            self.buf = _device_zeros(tuple(caps) + self.shape, self.dtype.str)
+            self.buf = device_zeros(tuple(caps) + self.shape, self.dtype.str)
         self.window_axis = self.modes.index("window") if "window" in self.modes else None
         self._reader = None
         self._writer = None
@@ -227,13 +227,16 @@ class ArrayStore:
         return np.asarray(self.buf)[tuple(slice(0, e) for e in extents)]
 
 
-def _device_zeros(shape: tuple, dtype: str):
+def device_zeros(shape: tuple, dtype: str):
     """Zeros made on the device (a jitted call per shape: no host buffer to
     fill and send; `jax.device_put` alone costs about 0.1 ms an array)."""
     import jax.numpy as jnp
 
     from .jax_backend import helper_jit
     return helper_jit(jnp.zeros, (0, 1))(shape, dtype)
+
+
+_device_zeros = device_zeros  # old name, until allocation.py is updated
 
 
 def make_store(plan: StorePlan, extents: Sequence[int], shape: Sequence[int] | None, dtype,

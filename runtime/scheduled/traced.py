@@ -234,14 +234,14 @@ def _tmax(*xs):
 
 def _tremsi(a, b):
     from jax import lax
-    from .hostgen import _remsi
-    return _remsi(a, b) if _concrete(a) and _concrete(b) else lax.rem(a, b)
+    from .hostgen import remsi
+    return remsi(a, b) if _concrete(a) and _concrete(b) else lax.rem(a, b)
 
 
 def _tdivsi(a, b):
     from jax import lax
-    from .hostgen import _divsi
-    return _divsi(a, b) if _concrete(a) and _concrete(b) else lax.div(a, b)
+    from .hostgen import divsi
+    return divsi(a, b) if _concrete(a) and _concrete(b) else lax.div(a, b)
 
 
 def slice_at(buf, starts, sizes):
@@ -272,13 +272,15 @@ def _positions(starts, ndim: int) -> list:
     return out + [jnp.int32(0)] * (ndim - len(out))
 
 
-def _getp(buf, slot: tuple):
+def getp(buf, slot: tuple):
+    """The element of `buf` at `slot` (its leading indices), traceable."""
     if not slot:
         return buf
     return slice_at(buf, slot, [1] * len(slot)).reshape(buf.shape[len(slot):])
 
 
-def _setp(buf, slot: tuple, value):
+def setp(buf, slot: tuple, value):
+    """`buf` with `value` (broadcast, cast) written at `slot`, traceable."""
     import jax.numpy as jnp
     value = jnp.asarray(value, dtype=buf.dtype)
     value = jnp.broadcast_to(value, buf.shape[len(slot):])
@@ -296,7 +298,7 @@ class _PaddedRead:
 
 def _padded_get(values, lengths, slot: tuple, axis: int):
     """A padded point (`.arr`, `.n`) of a packed padded store."""
-    return _PaddedRead(_getp(values, slot), _getp(lengths, slot))
+    return _PaddedRead(getp(values, slot), getp(lengths, slot))
 
 
 def _empty_seen(flag, empty, point: tuple):
@@ -440,6 +442,6 @@ def _jit_loop(fn):
 def loop_namespace() -> dict:
     """The names traced code uses, for the executable's namespace."""
     return {"_and": _and, "_or": _or, "_not": _not, "_sel": _sel, "_tmin": _tmin, "_tmax": _tmax,
-            "_tremsi": _tremsi, "_tdivsi": _tdivsi, "_getp": _getp, "_setp": _setp, "_branch": _branch,
+            "_tremsi": _tremsi, "_tdivsi": _tdivsi, "_getp": getp, "_setp": setp, "_branch": _branch,
             "_cond": _cond, "_pick": _pick, "_padded_get": _padded_get, "_empty_seen": _empty_seen, "_fori": _fori,
             "_capswitch": _capswitch, "_jit_loop": _jit_loop, "_zeros": _zeros}

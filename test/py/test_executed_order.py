@@ -140,17 +140,17 @@ def test_the_dependence_check_agrees_with_comparing_all_pairs(name):
     increasing) finds what comparing the dependence with all pairs of its two
     nodes' instances in order finds: nothing on the loop tree isl made, and the
     same first dependence when one node's times move after or before all others."""
-    from tidal.lowering.schedule import _union
+    from tidal.lowering.schedule_diagnostics import union_maps
     sched = schedule_graph(graph_of(GRAPHS[name]))
     order = sched.executed()
-    theta = _union(order[k] for k in sorted(order))
+    theta = union_maps(order[k] for k in sorted(order))
     assert sched._violated(theta, order) is None and sched._violated_pairwise(theta) is None
     assert sched._violated(sched.schedule_map()) is None
     found = 0
     for k in sorted(order):
         for by in (10 ** 6, -10 ** 6):
             bad = {**order, k: _moved(order[k], by)}
-            theta = _union(bad[j] for j in sorted(bad))
+            theta = union_maps(bad[j] for j in sorted(bad))
             expected = sched._violated_pairwise(theta)
             assert sched._violated(theta, bad) == expected == sched._violated(theta), (k, by)
             found += expected is not None

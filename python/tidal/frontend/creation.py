@@ -158,8 +158,9 @@ def arange(start: Any, stop: Any = None, step: int = 1, dtype: Any = "int64",
     return astype(out, dtype)
 
 
-def _random(dist: str, shape: tuple, dtype: Any, domain: Any, seed: int | None,
-            program: Program | None, what: str) -> RecurrentTensor:
+def random(dist: str, shape: tuple, dtype: Any, domain: Any, seed: int | None,
+           program: Program | None, what: str) -> RecurrentTensor:
+    """An `rt.random` draw of distribution `dist` (td.rand, td.randn, td.bernoulli, the samplers)."""
     program = _program(program, what)
     dtype = dt.as_dtype(dtype)
     shp = as_shape(_shape_args(shape), program, "shape")
@@ -171,19 +172,19 @@ def _random(dist: str, shape: tuple, dtype: Any, domain: Any, seed: int | None,
 def rand(*shape: Any, dtype: Any = "float32", domain: Any = (), seed: int | None = None,
          program: Program | None = None) -> RecurrentTensor:
     """Uniform [0, 1) samples, fresh at every point of `domain` (`rt.random uniform`)."""
-    return _random("uniform", shape, dtype, domain, seed, program, "td.rand")
+    return random("uniform", shape, dtype, domain, seed, program, "td.rand")
 
 
 def randn(*shape: Any, dtype: Any = "float32", domain: Any = (), seed: int | None = None,
           program: Program | None = None) -> RecurrentTensor:
     """Standard normal samples (`rt.random normal`)."""
-    return _random("normal", shape, dtype, domain, seed, program, "td.randn")
+    return random("normal", shape, dtype, domain, seed, program, "td.randn")
 
 
 def bernoulli(*shape: Any, domain: Any = (), seed: int | None = None,
               program: Program | None = None) -> RecurrentTensor:
     """Fair coin flips as bools (`rt.random bernoulli`)."""
-    return _random("bernoulli", shape, "bool", domain, seed, program, "td.bernoulli")
+    return random("bernoulli", shape, "bool", domain, seed, program, "td.bernoulli")
 
 
 def symbol(expr: Any, program: Program | None = None) -> RecurrentTensor:

@@ -40,7 +40,8 @@ def _in_package(frame, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
-def _inside_tidal(frame) -> bool:
+def inside_tidal(frame) -> bool:
+    """Whether `frame` runs code of the tidal package (not the user's)."""
     return _in_package(frame, "tidal")
 
 

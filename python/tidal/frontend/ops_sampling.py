@@ -22,7 +22,7 @@ from typing import Any
 from tidal.symbolic import simplify
 
 from . import dtypes as dt
-from .creation import _random
+from .creation import random
 from .errors import TidalError
 from .graph import lift, resolve_program
 from .ops_elementwise import astype, binary, exp, minimum
@@ -95,7 +95,7 @@ def categorical(logits: Any, dim: int = -1, seed: int | None = None, domain: Any
     p = exp(binary("sub", x, amax(x, d, keepdim=True)))
     batch = x.shape[:d] + x.shape[d + 1:]
     dom = program.canonical_domain(set(x.domain) | set(program.as_domain(domain, "categorical domain")))
-    u = _random("uniform", batch, _F64, dom, seed, program, "td.categorical")
+    u = random("uniform", batch, _F64, dom, seed, program, "td.categorical")
     from .ops_shape import unsqueeze
 
     return _count_below(_cdf(p, d), unsqueeze(u, d), d, n)
@@ -136,7 +136,7 @@ def multinomial(probs: Any, num_samples: int = 1, replacement: bool = True, seed
     _seed(seed, "multinomial")
     c = _cdf(astype(x, _F64), d)
     dom = program.canonical_domain(set(x.domain) | set(program.as_domain(domain, "multinomial domain")))
-    u = _random("uniform", x.shape[:-1] + (int(num_samples),), _F64, dom, seed, program, "td.multinomial")
+    u = random("uniform", x.shape[:-1] + (int(num_samples),), _F64, dom, seed, program, "td.multinomial")
     from .ops_shape import unsqueeze
 
     # c[..., None, :] <= u[..., :, None], counted over the categories (the last dim)

@@ -30,7 +30,7 @@ import numpy as np
 
 from tidal.symbolic import Const, Expr, Symbol
 
-from .errors import TidalError, _inside_tidal, location_of, source_text, user_frame
+from .errors import TidalError, inside_tidal, location_of, source_text, user_frame
 
 __all__ = ["symbolic_user_error", "array_ufunc", "array_function", "no_value", "truth_value"]
 
@@ -176,7 +176,7 @@ def _division_error(error: Exception, operation: str, a: Any, b: Any) -> tuple[s
 def symbolic_user_error(error: Exception, operation: str, operands: tuple) -> Exception | None:
     """The `tidal.symbolic.set_user_error_hook` hook (see the module doc)."""
     frame = user_frame(_HOOK_SKIP)
-    if frame is None or _inside_tidal(frame):
+    if frame is None or inside_tidal(frame):
         return None  # Tidal's own code: the library error stays as it is
     text = source_text(frame)
     numpy_call = re.match(r"(?:np|numpy)\.([A-Za-z_][A-Za-z0-9_]*)\(", text or "")
