@@ -286,12 +286,12 @@ class StoreAllocator:
             view = pool[:nbytes].view(dtype).reshape(shape)
             view.fill(0)
             return view
-        from .stores import _device_zeros
+        from .stores import device_zeros
         dead = self._storage_bufs.pop(storage, None)
         if dead is not None and tuple(dead.shape) == tuple(shape) and dead.dtype == dtype:
             self.reuses += 1
             return _zeros_in_place(dead)
-        return _device_zeros(tuple(shape), dtype.str)
+        return device_zeros(tuple(shape), dtype.str)
 
     def describe_store(self, key: str) -> tuple:
         """(name, label, kind) of a store key, for the memory report."""

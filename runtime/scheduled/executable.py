@@ -248,8 +248,8 @@ class Executable:
         return ns
 
     def _count_trace(self, name: str) -> None:
-        from .jax_backend import _count
-        _count(name)
+        from .jax_backend import count_compile
+        count_compile(name)
         self._compile_counts[name] = self._compile_counts.get(name, 0) + 1
 
     def _run_loop(self, n: int, jitted, keys: list, written: list, plain, args: tuple, free: tuple,

@@ -82,7 +82,6 @@ def count_compile(name: str) -> None:
     COMPILES[name] = COMPILES.get(name, 0) + 1
 
 
-_count = count_compile  # old name, until executable.py is updated
 
 
 def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpec,

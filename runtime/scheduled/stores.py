@@ -236,7 +236,6 @@ def device_zeros(shape: tuple, dtype: str):
     return helper_jit(jnp.zeros, (0, 1))(shape, dtype)
 
 
-_device_zeros = device_zeros  # old name, until allocation.py is updated
 
 
 def make_store(plan: StorePlan, extents: Sequence[int], shape: Sequence[int] | None, dtype,

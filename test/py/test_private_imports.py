@@ -17,15 +17,6 @@ FOLDERS = ["config", "symbolic", "dialects", "passes", "lowering", "runtime", "p
 # Generated binding modules and upstream MLIR: private by MLIR's convention, not ours.
 ALLOWED_NAMES = {"_tidal_dialects", "_tidal_enum_gen", "_mlir"}
 ALLOWED_MODULES = {"mlir", "mlir._mlir_libs"}
-# Imports left in files being edited elsewhere: the defining module keeps the
-# old name as an alias of the public one until they change. Remove an entry
-# (and its alias) once its file imports the public name.
-PENDING = {
-    ("runtime/scheduled/allocation.py", "_device_zeros"),   # stores.device_zeros
-    ("runtime/scheduled/executable.py", "_count"),          # jax_backend.count_compile
-}
-
-
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
@@ -66,15 +57,9 @@ def _violations() -> list[tuple[str, int, str, str]]:
 
 def test_no_module_imports_another_modules_private_names():
     bad = [f"{f}:{line} imports {name} from {module}"
-           for f, line, name, module in _violations() if (f, name) not in PENDING]
+           for f, line, name, module in _violations()]
     assert not bad, ("make these names public (shared pass helpers: passes/transform_utils.py):\n"
                      + "\n".join(bad))
-
-
-def test_pending_entries_are_still_needed():
-    seen = {(f, name) for f, _, name, _ in _violations()}
-    stale = sorted(PENDING - seen)
-    assert not stale, f"no longer imported, remove from PENDING and drop the old-name alias: {stale}"
 
 
 def test_checker_catches_a_probe(tmp_path):
