@@ -64,6 +64,7 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects.attrs import index_attr, index_components, is_tensor_type, tensor_shape
+from tidal.dialects.op_properties import ops_with
 from tidal.symbolic import SymbolicError, parse, slice_size
 
 from .base import ModulePass, PassFailure, sdg_graphs
@@ -73,10 +74,7 @@ from .transform_utils import parse_slice, read_type
 __all__ = ["SdgFuse"]
 
 # Tensor ops a kernel computes on the device at a point.
-FUSABLE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.reduce", "sdg.scan", "sdg.argsort", "sdg.matmul",
-           "sdg.reshape", "sdg.permute", "sdg.expand", "sdg.squeeze", "sdg.unsqueeze", "sdg.flip",
-           "sdg.slice", "sdg.take", "sdg.concat", "sdg.pad", "sdg.cast", "sdg.full", "sdg.iota",
-           "sdg.symbol_value"}
+FUSABLE = ops_with("fusable")
 
 
 @dataclass
@@ -90,8 +88,7 @@ class _Op:
 
 # Ops a backend can run on a padded point-varying axis (elementwise, reductions,
 # contractions and moves of axes: the jax runtime's padded kernels).
-PADDABLE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast", "sdg.reduce", "sdg.matmul", "sdg.permute",
-            "sdg.unsqueeze", "sdg.squeeze"}
+PADDABLE = ops_with("paddable")
 
 
 def _extent(t: ir.Type, steps: set):

@@ -73,6 +73,7 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape
+from tidal.dialects.op_properties import ops_with
 from tidal.symbolic import Const, SymbolicError, evaluate, parse, simplify, to_text
 
 from .base import ModulePass, graph_steps, option
@@ -82,7 +83,7 @@ from .transform_utils import erase_dead, op_attrs, read_shape
 
 __all__ = ["SdgLift"]
 
-ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
+ELEMENTWISE = ops_with("elementwise")
 SCAN_OF = {"sum": "cumsum", "prod": "cumprod", "max": "cummax", "min": "cummin"}
 def _same(text: str, expr) -> bool:
     try:

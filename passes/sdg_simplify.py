@@ -61,6 +61,7 @@ from mlir import ir
 
 from tidal.dialects import enums
 from tidal.dialects.attrs import expr_text, index_attr, index_components, tensor_element_type, tensor_shape
+from tidal.dialects.op_properties import ops_with
 from tidal.symbolic import Dim, SymbolicError, parse, to_text
 from tidal.symbolic.isl_bridge import domain_set
 
@@ -75,11 +76,8 @@ __all__ = ["SdgSimplify", "REWRITES"]
 REWRITES = ("branches", "forward", "hoist", "fold")
 MAX_ROUNDS = 64
 # ops that compute a value from their operands and point only (no state, no draws)
-PURE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.reduce", "sdg.scan", "sdg.linear_scan", "sdg.argsort",
-        "sdg.matmul", "sdg.reshape", "sdg.permute", "sdg.expand", "sdg.squeeze", "sdg.unsqueeze", "sdg.flip",
-        "sdg.slice", "sdg.take", "sdg.index_select", "sdg.gather", "sdg.scatter_add", "sdg.concat", "sdg.pad",
-        "sdg.cast", "sdg.constant", "sdg.full", "sdg.iota", "sdg.symbol_value"}
-SHAPE_OPS = {"sdg.expand", "sdg.reshape", "sdg.squeeze", "sdg.unsqueeze", "sdg.permute", "sdg.flip"}
+PURE = ops_with("pure")
+SHAPE_OPS = ops_with("metadata")
 EXPR_ATTRS = ("start", "index", "before", "after", "expr")   # symbolic attributes (slice, take, pad, symbol value)
 FOLD_TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
 EXACT_INT = 2 ** 53                               # sdg.full holds an f64

@@ -108,6 +108,7 @@ from mlir import ir
 
 from tidal.dialects import enums, ops_named
 from tidal.dialects.attrs import derived_bounds, expr_attr, tensor_element_type, tensor_shape, tensor_type
+from tidal.dialects.op_properties import ops_with
 from tidal.symbolic import SymbolicError, evaluate, free_symbols, parse, simplify, substitute
 
 from .base import ModulePass, PassFailure, option
@@ -118,8 +119,9 @@ from .transform_utils import read_type
 
 __all__ = ["SdgTile"]
 
-ROW_WISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast", "sdg.reduce", "sdg.matmul"}
-# ops that move or index elements along one dim: row-wise when that dim is not axis 0
+ROW_WISE = ops_with("elementwise") | ops_with("reduction")
+# ops that move or index elements along one dim: row-wise when that dim is not axis 0 (those
+# the tiler has a rule for)
 ALONG_DIM = {"sdg.take", "sdg.slice", "sdg.pad", "sdg.squeeze", "sdg.unsqueeze"}
 
 

@@ -86,6 +86,7 @@ from typing import ClassVar
 
 from mlir import ir
 
+from tidal.dialects.op_properties import ops_with
 from tidal.dialects.attrs import expr_attr, expr_text, index_attr, is_tensor_type, \
     tensor_element_type, tensor_shape, tensor_type
 from tidal.symbolic import Const, SymbolicError, parse, simplify
@@ -101,10 +102,11 @@ from .vectorize_windows import gather_window, mask_combined, padded_ok, static_s
 
 __all__ = ["SdgVectorize"]
 
-ELEMENTWISE = {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
-# ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis)
-AXIS_OPS = {"sdg.scan", "sdg.squeeze", "sdg.unsqueeze", "sdg.flip", "sdg.slice", "sdg.take", "sdg.concat",
-            "sdg.pad"}
+ELEMENTWISE = ops_with("elementwise")
+# ops whose i64 `dim` attribute names an axis of the per-point value (shifted by the new axis);
+# sorts and gathers have no batching rule here
+AXIS_OPS = ops_with("axis") - ops_with("source") - {"sdg.argsort", "sdg.index_select", "sdg.gather",
+                                                    "sdg.scatter_add"}
 STEP_ATTRS = ("start", "before", "after")    # symbolic attributes that must not vary with the step
 VECTORIZABLE = ELEMENTWISE | AXIS_OPS | {"sdg.reduce", "sdg.matmul", "sdg.permute", "sdg.reshape",
                                          "sdg.expand"}

@@ -36,6 +36,7 @@ from mlir import ir
 
 from tidal.dialects import enums
 from tidal.dialects.attrs import expr_attr, tensor_element_type, tensor_shape
+from tidal.dialects.op_properties import ops_with
 from tidal.symbolic import Const, SymbolicError, Symbol, parse, simplify, to_text
 from tidal.symbolic.arithmetic import Add, FloorDiv, Max, Min, Mod, Mul, Neg, Sub
 
@@ -114,7 +115,8 @@ def window(component: str, step: str) -> tuple[str, str, int] | None:
     return to_text(simplify(lo), mlir=True), to_text(size, mlir=True), cap
 
 
-AXIS_OPS = {"sdg.scan", "sdg.squeeze", "sdg.flip", "sdg.slice", "sdg.take", "sdg.concat", "sdg.pad"}
+# ops that read their operand along their `dim` axis (unsqueeze inserts an axis and reads none)
+ALONG_AXIS = ops_with("axis") - ops_with("source") - {"sdg.unsqueeze"}
 
 
 def padded_ok(o: ir.Operation, operands: list[list[str]], result: list[str], step: str) -> bool:
@@ -126,7 +128,7 @@ def padded_ok(o: ir.Operation, operands: list[list[str]], result: list[str], ste
     axes = [varying_axes(s, step) for s in operands]
     if o.name == "sdg.reshape":
         return False
-    if o.name in AXIS_OPS:
+    if o.name in ALONG_AXIS:
         d = ir.IntegerAttr(o.attributes["dim"]).value % len(operands[0])
         if any(d in a for a in axes):   # a forward scan: nothing to do; a reverse one: masked
             return o.name == "sdg.scan" and ("reverse" not in o.attributes or _has_identity(o))
