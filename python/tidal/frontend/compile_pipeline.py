@@ -30,32 +30,13 @@ from .errors import TidalError
 
 __all__ = ["DEFAULT_SDG_PASSES", "default_passes", "trace_stage", "sdg_stages", "make_stages"]
 
-# sdg passes every compile runs after rt-to-sdg (pipeline elements, with options):
-# dead code goes first; sdg-restrict-merges makes a read of a merge at a point
-# where some branches cannot hold (PPO's acting reads its weights W[i, 0]) read
-# a merge of the others, so that the read does not tie its reader to the whole
-# recurrence (isl fused PPO's acting loop into the epoch loop through it, and
-# cut the epochs into phases); before sdg-simplify, which forwards the new
-# merges that are left with one branch; sdg-simplify drops merge branches that never hold,
-# bypasses identity ops and hoists ops out of dims they do not use; upstream
-# CSE then merges ops equal in kind, operands and dependences (hoisting makes
-# more of them equal) (a decode's per-layer copies of `t` cast to f32, its RoPE
-# tables); matmul chains are reassociated while every op still runs per point
-# (its cost model sums per-point costs); lifting then replaces window
-# reductions and scans by whole-range scans, which removes the window reads
-# that would stop vectorization (sdg-lift-recurrence, which turns linear
-# recurrences into linear scans, is not in the default: on PPO it moves isl to
-# a schedule 6x slower, see its docstring); vectorization next (ops over a temporal dim whose readers need all
-# of it become one batched op: a learner's backward pass after the episode; the
-# windows lifting leaves, n-step returns r[t:min(t + n, T)], batched padded),
-# before fusion, so that the batched ops fuse; tiling after vectorization (the
-# freshly batched axes are what it splits back into tiles when a value is too
-# big for the cache: 1 MiB at one point, in tiles of 256 KiB, so that a
-# learner's loss and backward pass run in cache, PPO's epochs 16 steps at a
-# time), before fusion, so that the ops of a tile fuse; contraction after
-# both (a vectorized weight gradient's sum over the steps of per-step products
-# becomes one matmul over steps and rows; tiling must see the sum first, as one
-# of the reductions it splits); fusion last, so that it groups what is left.
+# The sdg passes every compile runs after rt-to-sdg. The order matters, each pass
+# preparing the next: clean-up first (dce, restrict-merges, simplify, cse), so that
+# equal ops merge; reassociate while every op still runs per point (its cost model
+# sums per-point costs); lift before vectorize (it removes the window reads that stop
+# batching); vectorize, accumulate and tile before fuse (tiling splits the freshly
+# batched axes, and the ops of a tile fuse); contract after tile (tiling must see the
+# sums it splits); fuse last. docs/pipeline.md explains each pass.
 DEFAULT_SDG_PASSES: tuple[str, ...] = ("sdg-dce", "sdg-restrict-merges", "sdg-simplify", "cse", "sdg-reassociate",
                                        "sdg-lift", "sdg-vectorize", "sdg-accumulate", "sdg-tile", "sdg-contract",
                                        "sdg-fuse")
