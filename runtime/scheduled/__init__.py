@@ -5,9 +5,11 @@
     out = exe.run({"T": 100}, {"x": x})            # any bounds, many times
     print(exe.schedule())                          # the loop nest
 
-Backends: "jax" (default; one jitted kernel per operator, stores on device,
+`compile_sdg` returns a `ScheduledProgram` (program.py); the frontend's
+`td.Executable` holds one as `exe.compiled`. The scheduled backends
+(tidal.runtime.backends): "jax" (default; jitted kernels, stores on the device,
 in-place writes, padded dynamic shapes) and "numpy" (eager, in-place NumPy).
 """
-from .executable import Executable, compile_sdg
+from .program import ScheduledProgram, compile_sdg
 
-__all__ = ["compile_sdg", "Executable"]
+__all__ = ["compile_sdg", "ScheduledProgram"]

@@ -26,7 +26,7 @@ __all__ = ["StoreAllocator"]
 
 
 class StoreAllocator:
-    """The stores of an executable's runs (executable.py owns one): their layouts
+    """The stores of a scheduled program's runs (program.py owns one): their layouts
     for a run's bounds, the footprint check, the inputs loaded, and `alloc(k)` /
     `free(k)`, which the host program calls where a value's lifetime starts and
     ends. `ns` is the host program's namespace, where the live stores are bound

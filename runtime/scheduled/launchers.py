@@ -27,7 +27,7 @@ of returning the identity it pads with.
 Names in the generated module: `_S<k>` / `_S<k>_<r>` stores, `_K<k>` jitted
 kernels, `_F<k>` op functions, `_V<k>` constants, bounds by their own names;
 `_C` counts the run's jitted launches, host ops and device<->host copies
-(`_d2h`, `_h2d`) for `Executable.stats()`.
+(`_d2h`, `_h2d`) for `ScheduledProgram.stats()`.
 """
 from __future__ import annotations
 

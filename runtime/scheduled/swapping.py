@@ -150,7 +150,7 @@ class Swapper:
             self.tracker.swap(key, direction, nbytes)
 
 
-# -- wiring into an Executable (executable.py) ---------------------------------------------------
+# -- wiring into a ScheduledProgram (program.py) -----------------------------------------------
 def make_swapper(exe) -> Swapper:
     """The swapper of an executable compiled with `device_memory`: which stores
     each launch touches and when each is used next, from the graph and the loop tree."""

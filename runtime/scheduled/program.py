@@ -44,7 +44,7 @@ from .opdecode import DTYPES, decode
 from .stores import ArrayStore, Padded, kernel_bucket, unpad
 from .packing import DenseSlots
 
-__all__ = ["compile_sdg", "Executable", "USER_ERRORS"]
+__all__ = ["compile_sdg", "ScheduledProgram", "USER_ERRORS"]
 
 # Errors that are about the user's program, not bugs of a compile stage.
 USER_ERRORS = (ScheduleError, EvaluationError)
@@ -62,7 +62,7 @@ def schedule_pipeline_element(options: ScheduleOptions) -> str:
 
 def compile_sdg(module, udfs=None, *, backend: "str | Backend" = "jax", graph: str | None = None,
                 options: ScheduleOptions | None = None, stages: CompileStages | None = None,
-                xla_loops: bool | None = None, device_memory: int | None = None) -> "Executable":
+                xla_loops: bool | None = None, device_memory: int | None = None) -> "ScheduledProgram":
     """Compiles the `sdg.graph` (or `rt.program`) of `module` (an ir.Module or
     text; the caller's module is not modified). Raises `ScheduleError` for an
     unschedulable program. `backend`: a scheduled backend (tidal.runtime.backends),
@@ -90,11 +90,11 @@ def compile_sdg(module, udfs=None, *, backend: "str | Backend" = "jax", graph: s
     stages.allow(*USER_ERRORS)
     if xla_loops is None:
         xla_loops = config.xla_loops.value != "off"
-    return Executable(root, graph_op, dict(udfs or {}), backend, options, stages,
+    return ScheduledProgram(root, graph_op, dict(udfs or {}), backend, options, stages,
                       xla_loops and backend.traces_loops and device_memory is None, device_memory)
 
 
-class Executable:
+class ScheduledProgram:
     def __init__(self, root, graph_op, udfs, backend, options, stages, xla_loops=False, device_memory=None):
         self.root, self.udfs, self.backend = root, udfs, backend
         self.device_memory = None if device_memory is None else int(device_memory)
