@@ -62,16 +62,34 @@ class SdgSchedule(ModulePass):
     fuse_shifted: bool = option(True, "fuse a loop into the loop it reads, a constant number of steps behind "
                                       "(loop_fusion.py)")
 
+    @classmethod
+    def with_options(cls, options: ScheduleOptions) -> "SdgSchedule":
+        """The pass that schedules with `options` (the runtime's)."""
+        return cls(whole_component=options.whole_component, proximity=options.proximity,
+                   separate=options.separate, separate_max_ops=options.separate_max_ops,
+                   fuse_shifted=options.fuse_shifted)
+
+    def options(self) -> ScheduleOptions:
+        return ScheduleOptions(whole_component=self.whole_component, proximity=self.proximity,
+                               separate=self.separate, separate_max_ops=self.separate_max_ops,
+                               fuse_shifted=self.fuse_shifted)
+
+    def schedule(self, graph_op: ir.Operation, graph=None):
+        """Schedules one graph (read from `graph_op` unless given), attaches the
+        schedule and returns it. Raises GraphError or ScheduleError: `run` makes
+        them pass failures, p.compile() reports them at the user's line."""
+        graph = graph if graph is not None else read_graph(graph_op)
+        sched = schedule_cache.schedule(graph, self.options(), graph_op)
+        graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text(), context=graph_op.context)
+        return sched
+
     def run(self, op: ir.Operation) -> None:
-        options = ScheduleOptions(whole_component=self.whole_component, proximity=self.proximity,
-                                  separate=self.separate, separate_max_ops=self.separate_max_ops,
-                                  fuse_shifted=self.fuse_shifted)
         for graph_op in graphs_in(op):
+            graph = None
             try:
                 graph = read_graph(graph_op)
-                sched = schedule_cache.schedule(graph, options, graph_op)
+                self.schedule(graph_op, graph)
             except GraphError as e:  # unreadable, or a dependence isl cannot represent
                 raise PassFailure(e.message, e.op or graph_op) from None
             except ScheduleError as e:
                 raise PassFailure(str(e), culprit(graph, e)) from None
-            graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text(), context=graph_op.context)

@@ -34,8 +34,8 @@ from typing import Any, ClassVar
 
 from mlir import ir
 
-__all__ = ["ModulePass", "OpError", "PassFailure", "OptionSpec", "option", "pass_options", "convert_option",
-           "format_option_value", "graph_steps", "sdg_graphs"]
+__all__ = ["ModulePass", "OpError", "PassFailure", "OptionSpec", "option", "pass_options", "pipeline_element",
+           "convert_option", "format_option_value", "graph_steps", "sdg_graphs"]
 
 
 class OpError(Exception):
@@ -117,6 +117,15 @@ def pass_options(cls: type) -> list[OptionSpec]:
         specs.append(OptionSpec(f.name.replace("_", "-"), f.name, hints.get(f.name, str), default,
                                 f.metadata.get("help", "")))
     return specs
+
+
+def pipeline_element(pass_: ModulePass) -> str:
+    """The pipeline element that makes this pass with these options: its name,
+    and the options that differ from their defaults in braces
+    (`sdg-schedule{proximity=false}`)."""
+    changed = [f"{spec.name}={format_option_value(getattr(pass_, spec.field))}"
+               for spec in pass_options(type(pass_)) if getattr(pass_, spec.field) != spec.default]
+    return pass_.name + ("{" + " ".join(changed) + "}" if changed else "")
 
 
 def format_option_value(value: Any) -> str:

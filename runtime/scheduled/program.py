@@ -21,11 +21,12 @@ from tidal.lowering.graph import read_graph
 from tidal.lowering.lifetimes import lifetimes, memory_events
 from tidal.lowering.loop_ast import format_loop_nest
 from tidal.lowering.memory_plan import plan_memory
-from tidal.lowering import schedule_cache
 from tidal.lowering.schedule import ScheduleError, ScheduleOptions, options_for
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
-from tidal.lowering.to_scf import SCHEDULE_ATTR, run_function_name
+from tidal.lowering.to_scf import run_function_name
+from tidal.lowering.sdg_schedule import SdgSchedule
+from tidal.passes.base import pipeline_element
 from tidal.passes.stages import CompileStages, module_snapshot
 from tidal import config
 from .. import backends
@@ -48,16 +49,6 @@ __all__ = ["compile_sdg", "ScheduledProgram", "USER_ERRORS"]
 
 # Errors that are about the user's program, not bugs of a compile stage.
 USER_ERRORS = (ScheduleError, EvaluationError)
-
-
-def schedule_pipeline_element(options: ScheduleOptions) -> str:
-    """`sdg-schedule{...}`: the pass with the options the runtime schedules with."""
-    changed = [f"{name}={'true' if value else 'false'}" for name, value in
-               (("whole-component", options.whole_component), ("proximity", options.proximity),
-                ("separate", options.separate), ("fuse-shifted", options.fuse_shifted)) if not value]
-    if options.separate_max_ops != ScheduleOptions.separate_max_ops:
-        changed.append(f"separate-max-ops={options.separate_max_ops}")
-    return "sdg-schedule" + ("{" + " ".join(changed) + "}" if changed else "")
 
 
 def compile_sdg(module, udfs=None, *, backend: "str | Backend" = "jax", graph: str | None = None,
@@ -112,13 +103,10 @@ class ScheduledProgram:
             _check_names(graph)
             options = options or options_for(graph)   # none given: the graph's (tiles: not whole-component)
 
-            def schedule():
-                sched = schedule_cache.schedule(graph, options, graph_op)
-                graph_op.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(sched.text())
-                return sched
-
-            self.sched = stages.run("sdg-schedule", schedule, text=lambda _: module_snapshot(root), suffix=".mlir",
-                                    pipeline=f"builtin.module({schedule_pipeline_element(options)})")
+            schedule_pass = SdgSchedule.with_options(options)   # the registered pass, as tidal-opt runs it
+            self.sched = stages.run("sdg-schedule", lambda: schedule_pass.schedule(graph_op, graph),
+                                    text=lambda _: module_snapshot(root), suffix=".mlir",
+                                    pipeline=f"builtin.module({pipeline_element(schedule_pass)})")
             stages.run("schedule", lambda: None, text=lambda _: self.schedule_text, suffix=".txt")  # printed if asked
             stages.run("sdg-lower-to-scf", lambda: lower_graph_op(graph_op, self.sched), text=lambda _: module_snapshot(root),
                        suffix=".mlir", pipeline="builtin.module(sdg-lower-to-scf)")
