@@ -17,22 +17,22 @@ import contextlib
 import numpy as np
 from mlir import ir
 
+from tidal import config
 from tidal.lowering.graph import read_graph
 from tidal.lowering.lifetimes import lifetimes, memory_events
 from tidal.lowering.loop_ast import format_loop_nest
 from tidal.lowering.memory_plan import plan_memory
 from tidal.lowering.schedule import ScheduleError, ScheduleOptions, options_for
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
+from tidal.lowering.sdg_schedule import SdgSchedule
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import run_function_name
-from tidal.lowering.sdg_schedule import SdgSchedule
 from tidal.passes.base import pipeline_element
 from tidal.passes.stages import CompileStages, module_snapshot
-from tidal import config
-from .. import backends
-from ..backends import Backend
 from tidal.symbolic import compile_expr, parse, slice_size
 
+from .. import backends
+from ..backends import Backend
 from ..reference import load_graph
 from ..reference_graph import EvaluationError, format_point
 from .allocation import StoreAllocator
@@ -82,10 +82,15 @@ def compile_sdg(module, udfs=None, *, backend: "str | Backend" = "jax", graph: s
     if xla_loops is None:
         xla_loops = config.xla_loops.value != "off"
     return ScheduledProgram(root, graph_op, dict(udfs or {}), backend, options, stages,
-                      xla_loops and backend.traces_loops and device_memory is None, device_memory)
+                            xla_loops and backend.traces_loops and device_memory is None, device_memory)
 
 
 class ScheduledProgram:
+    """An SDG compiled for a scheduled backend (`compile_sdg`): its schedule,
+    store plans, memory plan and generated host program, loaded once; `run`
+    executes it for any bounds, its `StoreAllocator` creating and freeing the
+    run's stores."""
+
     def __init__(self, root, graph_op, udfs, backend, options, stages, xla_loops=False, device_memory=None):
         self.root, self.udfs, self.backend = root, udfs, backend
         self.device_memory = None if device_memory is None else int(device_memory)
