@@ -19,9 +19,9 @@ def cumulative_program():
     with td.Program("cumulative") as p:
         (t, T), = p.dims("t")
         x = td.input("x", shape=(3,), domain=(t,))
-        s = td.recurrent("s", shape=(3,), domain=(t,))
+        s = td.recurrent(shape=(3,), domain=(t,))
         s[0] = x[0]
-        s[t] = s[t - 1] * 0.5 + x[t]
+        s[t + 1] = s[t] * 0.5 + x[t + 1]
         p.output("s", s)
     return p
 
@@ -77,7 +77,7 @@ def test_an_unknown_backend_is_an_error_at_the_users_line():
 
 
 def test_device_memory_needs_a_backend_with_a_budget():
-    with pytest.raises(td.TidalError, match="the numpy backend has none") as e:
+    with pytest.raises(td.TidalError, match=r"memory budget \(jax\); the numpy backend has none") as e:
         cumulative_program().compile(backend="numpy", device_memory=2 ** 20)
     assert "backend='jax'" in str(e.value)
 

@@ -173,8 +173,8 @@ def device_budget(device_memory: Any, backend: "runtime_backends.Backend") -> in
         return None
     if not backend.memory_budget:
         able = [n for n in backends() if runtime_backends.get(n).memory_budget]
-        raise TidalError(f"device_memory needs a backend with a device memory budget (the {backend} backend "
-                         "has none)", f"compile with backend={able[0]!r}, or drop device_memory")
+        raise TidalError(f"device_memory needs a backend that keeps a device memory budget ({', '.join(able)}); "
+                         f"the {backend} backend has none", f"compile with backend={able[0]!r}, or drop device_memory")
     if isinstance(device_memory, bool) or not isinstance(device_memory, (int, float, np.integer, np.floating)):
         raise TidalError(f"device_memory must be a number of bytes or a fraction, not {device_memory!r}",
                          "e.g. device_memory=2**30 or device_memory=0.5")
