@@ -17,7 +17,7 @@ from test_fuzz_accumulate import LIMITED
 from test_fuzz_fusion import agree
 from tidal.frontend import compile_cache
 from tidal.lowering.schedule import ScheduleOptions
-from tidal.runtime.scheduled import executable as scheduled
+from tidal.runtime.scheduled import program as scheduled
 
 
 class _Apart(ScheduleOptions):
@@ -37,7 +37,7 @@ def test_loop_fusion_on_random_programs(request, monkeypatch):
     def compile_with(p, options):
         compile_cache.clear()    # an equal program compiled before would come back with other options
         with monkeypatch.context() as m:
-            m.setattr(scheduled, "options_for", lambda graph: options())   # the executable's default
+            m.setattr(scheduled, "options_for", lambda graph: options())   # the scheduled program's default
             exe = p.compile(backend="numpy", passes=LIMITED)
         compile_cache.clear()
         return exe
