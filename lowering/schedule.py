@@ -140,7 +140,7 @@ class GraphSchedule:
         """The loop tree that executes the schedule, checked: every needed
         instance runs exactly once and every dependence source first, in the
         order the tree really runs (`executed_order`). When isl's AST does
-        not follow the schedule (F10), the schedule with its 0-dimensional
+        not follow the schedule, the schedule with its 0-dimensional
         statements lifted to one dimension is tried; if that fails too, an
         internal ScheduleError is raised rather than loops that compute the
         wrong values."""

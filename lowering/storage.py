@@ -126,7 +126,7 @@ def is_safe(sched: GraphSchedule, node: int, result: int, axes: list[AxisPlan]) 
     theta = sched.schedule_map()
     theta_p = theta.intersect_domain(isl.UnionSet.from_set(domain))
     # times that tie (instances the schedule leaves unordered: the loops isl
-    # generates order them anyhow, F16) count as possibly after
+    # generates order them anyhow) count as possibly after
     later = theta_p.lex_le_union_map(theta_p)                  # p -> p' written after p
     overwrite = isl.UnionMap.from_map(same_slot).intersect(later)
     readers = None

@@ -1,4 +1,4 @@
-"""sdg-simplify: symbolic simplification of the SDG (TEMPO section 5; issue 12 item 4).
+"""sdg-simplify: symbolic simplification of the SDG (TEMPO section 5).
 
 Four rewrites, each switchable (option `rewrites`), run to a fixed point:
 

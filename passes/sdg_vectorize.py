@@ -466,7 +466,7 @@ def _vectorized(plan: _Plan, k: int, new: dict[int, ir.Value]) -> ir.Value:
                 elif o.name == "sdg.matmul" and all(plan.batched(s) for s, _ in g.reads[k]):
                     # align the batch axes: both lead with T, and NumPy/XLA match the
                     # others from the right (a (T, 3, 1) @ (1, 3) vectorized again over
-                    # i is (I, T, 3, 1) @ (I, 1, 1, 3), not @ (I, 1, 3): fuzz seed 3939)
+                    # i is (I, T, 3, 1) @ (I, 1, 1, 3), not @ (I, 1, 3))
                     missing = max(_read_rank(o, 0), _read_rank(o, 1)) - _read_rank(o, i)
                 if missing > 0:
                     padded = tensor_type(static_shape(tensor_shape(read), step), tensor_element_type(read), ctx)

@@ -31,7 +31,7 @@ def parse_slice(component: str):
 def read_type(value: ir.Value, dep: tuple) -> ir.Type:
     """The type of `value` read at `dep`: one leading axis per slice (its length), then the value's shape."""
     lead = [to_text(slice_size(parse(f"[{c}]", validate=False).components[0]), mlir=True)
-            for c in dep if ":" in c]       # strided slices too (F20: a vectorized read of x[0:I:2, t])
+            for c in dep if ":" in c]       # strided slices too (a vectorized read of x[0:I:2, t])
     if not lead:
         return value.type
     return tensor_type(lead + tensor_shape(value.type), tensor_element_type(value.type), value.type.context)

@@ -223,16 +223,15 @@ SMALL_CONTRACTION = 4
 def matmul(xp, a, b, dtype):
     if xp is np:   # BLAS rounds a transposed or strided operand otherwise than a contiguous one (by
         # an ulp: FMA or not): a permute read as a view inside an island and the same permute
-        # copied into a store must give the same product (fuzz seed 3737, test_fuzz_fusion)
+        # copied into a store must give the same product
         a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     elif a.ndim >= 2 and b.ndim >= 2 and 1 <= a.shape[-1] <= SMALL_CONTRACTION \
             and np.dtype(a.dtype) == np.dtype(b.dtype) == np.dtype(np.float32):
         # a float32 contraction of 1 to 4 terms (a first layer over 4 observations, the gradient
         # through a 2-wide policy head) as the sum of broadcast products: XLA fuses it into what
         # reads the product (the bias and tanh after it), where its dot writes the whole (rows, n)
-        # result first (on CPU, 1024 x 4 by 4 x 64: ~15 us, about a tanh's time; PPO's epochs:
-        # -4%). float64 keeps the dot, which rounds as NumPy's product does at these sizes (the
-        # fused sum may round an ulp otherwise: a ceil of it can differ, fuzz seed 3)
+        # result first (on CPU, 1024 x 4 by 4 x 64: ~15 us, about a tanh's time). float64 keeps the dot, which rounds as NumPy's product does at these sizes (the
+        # fused sum may round an ulp otherwise: a ceil of it can differ)
         out = a[..., 0:1] * b[..., 0:1, :]
         for k in range(1, a.shape[-1]):
             out = out + a[..., k:k + 1] * b[..., k:k + 1, :]

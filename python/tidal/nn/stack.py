@@ -1,4 +1,4 @@
-"""`Stack`: identical blocks as a temporal layer dimension (issue 11).
+"""`Stack`: identical blocks as a temporal layer dimension.
 
     layers = td.nn.Stack([Block(cfg, t, w, f"layers.{i}.") for i in range(L)], name="layers")
     y = layers(x)                 # = layers[L - 1](... layers[0](x))
