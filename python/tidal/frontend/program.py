@@ -262,7 +262,8 @@ class Program:
         """Compile once; `.run(bounds={T: 10}, inputs={"x": arr})` for any bounds.
 
         backend: "jax" (default) or "numpy" run the isl-scheduled program;
-        "reference" uses the reference interpreter (slow, obviously correct).
+        "reference" uses the reference interpreter (slow, obviously correct);
+        td.backends() lists them, tidal.runtime.backends.get(name) tells what each can do.
         passes: the sdg passes run after rt-to-sdg (pipeline elements, e.g.
         ["sdg-dce"] for no fusion; default
         tidal.frontend.compile_pipeline.DEFAULT_SDG_PASSES: sdg-dce, sdg-restrict-merges, sdg-simplify, cse,
@@ -273,7 +274,7 @@ class Program:
         an index.json (or set TIDAL_DUMP). timings: print the stages' times
         (or TIDAL_TIMINGS=1). progress: print each stage as it starts (or
         TIDAL_PROGRESS=1).
-        device_memory (jax backend): a budget for the tensors kept on the device,
+        device_memory (a backend with a memory budget: jax): a budget for the tensors kept on the device,
         in bytes (an int) or as a fraction (0 < f <= 1) of the device's memory;
         stores read furthest in the future are swapped to host memory and back
         before their next use (results are identical; loops run in Python, so
