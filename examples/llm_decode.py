@@ -248,7 +248,7 @@ def main(argv=None):
     ap.add_argument("--rope", choices=td.nn.ROPE_CONVENTIONS, default=d.rope)
     ap.add_argument("--tied", action="store_true", help="output projection tied to the embedding")
     ap.add_argument("--stacked", action="store_true", help="layers as a temporal dim (td.nn.Stack)")
-    ap.add_argument("--backend", choices=("jax", "numpy", "reference"), default="jax")
+    ap.add_argument("--backend", choices=td.backends(), default="jax")
     ap.add_argument("--sample", action="store_true", help="sample instead of greedy argmax")
     ap.add_argument("--temperature", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0, help="weights (and sampling) seed")
@@ -282,7 +282,7 @@ def main(argv=None):
     print(f"trace {t1 - t0:.2f} s, compile {t2 - t1:.2f} s, first run {times[0]:.2f} s"
           + (f", warm run {min(times[1:]):.3f} s = {1e3 * min(times[1:]) / a.T:.2f} ms/token "
              f"({a.prompt + a.T} steps)" if len(times) > 1 else ""))
-    if a.backend != "reference" and hasattr(exe, "stats"):
+    if exe.backend_info.scheduled:          # the reference interpreter keeps no counters
         print("runtime counters:", exe.stats())
     for b in range(cfg.batch):
         print(f"sequence {b}: prompt {prompt[:, b].tolist()} -> generated {tokens[a.prompt:, b].tolist()}")

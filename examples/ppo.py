@@ -175,7 +175,7 @@ def main(argv=None):
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--backend", default="jax", choices=["jax", "numpy", "reference"])
+    ap.add_argument("--backend", default="jax", choices=td.backends())
     args = ap.parse_args(argv)
     p = build(B=args.B, hidden=args.hidden, epochs=args.epochs, lr=args.lr, env=args.env,
               epoch_dim=not args.unrolled, model_seed=args.seed, env_seed=args.seed)
@@ -189,7 +189,7 @@ def main(argv=None):
     report(out)
     print(f"compile {compiled - start:.1f} s, run {ran - compiled:.1f} s "
           f"({1e3 * (ran - compiled) / args.I:.0f} ms/iteration"
-          f"{', XLA kernel compilation included' if args.backend == 'jax' else ''}; "
+          f"{', XLA kernel compilation included' if exe.backend_info.jit_kernels else ''}; "
           f"B={args.B}, T={args.T}, I={args.I}, K={args.epochs}, {args.backend} backend)")
     return out
 

@@ -156,7 +156,7 @@ def main(argv=None):
     ap.add_argument("--gamma", type=float, default=0.99)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=0, help="initial weights (and the UDF env's resets)")
-    ap.add_argument("--backend", default="jax", choices=["jax", "numpy", "reference"])
+    ap.add_argument("--backend", default="jax", choices=td.backends())
     args = ap.parse_args(argv)
     p = build(B=args.B, hidden=args.hidden, returns=args.returns, n=args.n, gamma=args.gamma,
               lr=args.lr, env=args.env, model_seed=args.seed, env_seed=args.seed)
@@ -168,7 +168,7 @@ def main(argv=None):
     report(out)
     print(f"compile {compiled - start:.1f} s, run {ran - compiled:.1f} s "
           f"({1e3 * (ran - compiled) / args.I:.0f} ms/iteration"
-          f"{', XLA kernel compilation included' if args.backend == 'jax' else ''}; "
+          f"{', XLA kernel compilation included' if exe.backend_info.jit_kernels else ''}; "
           f"B={args.B}, T={args.T}, I={args.I}, {args.backend} backend)")
     if args.env == "udf":
         print(f"the UDF environment was stepped {p.env.calls} times (I * T = {args.I * args.T})")

@@ -12,7 +12,7 @@ from tidal.runtime import backends
 from tidal.runtime.scheduled import compile_sdg
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCES = ["python", "symbolic", "dialects", "passes", "lowering", "runtime", "config"]
+SOURCES = ["python", "symbolic", "dialects", "passes", "lowering", "runtime", "config", "examples"]
 
 
 def cumulative_program():

@@ -206,7 +206,9 @@ class Executable:
     """A compiled program: `.run(bounds={T: 10}, inputs={"x": arr})` -> {name: value}.
 
     `exe.stages` holds what each compile stage produced (see
-    tidal.frontend.compile_pipeline for the list); `exe.timings()` their times."""
+    tidal.frontend.compile_pipeline for the list); `exe.timings()` their times.
+    `exe.backend` is the backend's name, `exe.backend_info` the registered
+    backend (tidal.runtime.backends.Backend: what it can do)."""
 
     def __init__(self, program: Any, backend: str = "jax", *, passes=None, dump=None,
                  timings: bool | None = None, progress: bool | None = None, device_memory=None):
@@ -295,10 +297,10 @@ class Executable:
         """Counters of the compiled program and its last run (scheduled backends):
         kernels, host_ops, xla_compilations (so far), launches, host_launches,
         device_to_host, host_to_device, store_bytes. See
-        tidal.runtime.scheduled.Executable.stats."""
+        tidal.runtime.scheduled.ScheduledProgram.stats."""
         if self.compiled is None:
-            raise TidalError("the reference backend interprets the program and has no kernels to count",
-                             'compile with backend="jax" or "numpy" for exe.stats()')
+            raise TidalError(f"the {self.backend} backend interprets the program and has no kernels to count",
+                             f"compile with {scheduled_backends()} for exe.stats()")
         return self.compiled.stats()
 
     def memory_plan(self):
