@@ -54,10 +54,6 @@ class Setting:
     testing: bool = False      # a setting of the test suite, not of running Tidal
 
     @property
-    def is_set(self) -> bool:
-        return bool(os.environ.get(self.env))
-
-    @property
     def value(self) -> Any:
         text = os.environ.get(self.env)
         if not text:

@@ -91,9 +91,10 @@ def get(backend: "str | Backend") -> Backend:
     return found
 
 
-def names() -> tuple[str, ...]:
-    """The registered backends' names, in registration order (the default first)."""
-    return tuple(_REGISTRY)
+def names(*capabilities: str) -> tuple[str, ...]:
+    """The registered backends' names, in registration order (the default first);
+    with `capabilities` ("scheduled", "memory_budget", ...), those that have all."""
+    return tuple(n for n, b in _REGISTRY.items() if all(getattr(b, c) for c in capabilities))
 
 
 JAX = register(Backend(

@@ -69,7 +69,7 @@ def compile_sdg(module, udfs=None, *, backend: "str | Backend" = "jax", graph: s
     backend = backends.get(backend)
     if not backend.scheduled:
         raise backends.UnknownBackend(f"the {backend} backend is not compiled: use one of "
-                                      f"{', '.join(n for n in backends.names() if backends.get(n).scheduled)}")
+                                      f"{', '.join(backends.names('scheduled'))}")
     if device_memory is not None and (not backend.memory_budget or int(device_memory) <= 0):
         raise ValueError(f"device_memory needs a backend with a device memory budget (the {backend} backend has "
                          "none) and a positive number of bytes")
@@ -213,8 +213,8 @@ class ScheduledProgram:
                   _udf=self._call_udf, _own=_own, _C=self._counts, _Padded=Padded, _unpad=unpad,
                   _d2h=self._device_to_host, _h2d=self._host_to_device, _alloc=self.allocator.alloc, _free=self.allocator.free)
         if self.device_memory is not None:
-            self._swapper = self.allocator.swapper = make_swapper(self)
-            ns["_G"] = self._swapper.guard
+            self.allocator.swapper = make_swapper(self)
+            ns["_G"] = self.allocator.swapper.guard
         for k, d in self.opdefs.items():
             ns[f"_F{k}"] = d.fn
             if d.value is not None:

@@ -170,14 +170,16 @@ def start_swapper(exe, bounds: dict) -> None:
     point store) at these bounds."""
     from .allocation import node_of
 
+    allocator = exe.allocator
+    layouts = allocator.layouts(bounds)
     reserve: dict[int, int] = {}
-    for (k, _), plan, _, shape, dtype in exe.allocator.layouts(bounds):
+    for (k, _), plan, _, shape, dtype in layouts:
         if plan.kind == "point" and shape is not None:   # (a shape that varies per point: not known ahead)
             reserve[k] = reserve.get(k, 0) + int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
-    exe._swapper.reserve = reserve
-    exe._swapper.varying = {k: _point_size(exe, k, bounds) for (k, r), plan, _, shape, _ in exe.allocator.layouts(bounds)
-                            if plan.kind == "point" and shape is None and exe.graph.nodes[k].name != "sdg.output"}
-    exe._swapper.start(exe.allocator.live, node_of, exe.allocator.memory)
+    allocator.swapper.reserve = reserve
+    allocator.swapper.varying = {k: _point_size(exe, k, bounds) for (k, r), plan, _, shape, _ in layouts
+                                 if plan.kind == "point" and shape is None and exe.graph.nodes[k].name != "sdg.output"}
+    allocator.swapper.start(allocator.live, node_of, allocator.memory)
 
 
 def _point_size(exe, k: int, bounds: dict):

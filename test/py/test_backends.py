@@ -35,6 +35,8 @@ def test_td_backends_lists_the_registered_backends_default_first():
     assert numpy.scheduled and not numpy.jit_kernels and not numpy.device_arrays
     assert not reference.scheduled
     assert backends.get(jax) is jax
+    assert backends.names("scheduled") == ("jax", "numpy")
+    assert backends.names("memory_budget", "scheduled") == ("jax",)
 
 
 @pytest.mark.parametrize("name", td.backends())

@@ -90,18 +90,24 @@ def test_layers_exist_and_have_code():
     assert (FRONTEND / "__init__.py").exists()
 
 
+def higher_layer_strings(path: pathlib.Path, layer: str) -> list[tuple[int, str]]:
+    """(line, text) of the strings in `path` that name a module of a layer above `layer`."""
+    above = [LAYERS[name][1] for name in ORDER[ORDER.index(layer) + 1:]]
+    return [(node.lineno, node.value) for node in ast.walk(ast.parse(path.read_text(), str(path)))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and any(node.value.startswith((pkg + ".", pkg + ":")) for pkg in above)]
+
+
 def test_no_layer_names_a_module_of_a_layer_above_in_a_string():
     """A registry entry "tidal.lowering.x:Cls" in tidal.passes would import a
     higher layer by name, where the import check above cannot see it."""
-    violations = []
-    for layer in ORDER:
-        folder, _ = LAYERS[layer]
-        above = [LAYERS[name][1] for name in ORDER[ORDER.index(layer) + 1:]]
-        for path in python_files(folder):
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    hit = next((pkg for pkg in above if node.value.startswith(pkg + ".")
-                                or node.value.startswith(pkg + ":")), None)
-                    if hit:
-                        violations.append(f"{path.relative_to(ROOT)}:{node.lineno} names {node.value!r}")
+    violations = [f"{path.relative_to(ROOT)}:{line} names {text!r}" for layer in ORDER
+                  for path in python_files(LAYERS[layer][0]) for line, text in higher_layer_strings(path, layer)]
     assert not violations, "a layer names a module above it:\n" + "\n".join(violations)
+
+
+def test_string_check_sees_a_lazy_registry_entry(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('TABLE = {"sdg-schedule": "tidal.lowering.sdg_schedule:SdgSchedule"}\n'
+                     'OK = "tidal.symbolic.expr"\n')
+    assert higher_layer_strings(probe, "passes") == [(1, "tidal.lowering.sdg_schedule:SdgSchedule")]

@@ -41,7 +41,7 @@ def backends() -> tuple[str, ...]:
 
 def scheduled_backends() -> str:
     """The backends that compile a schedule, as `backend="jax" or "numpy"`."""
-    return " or ".join(f"backend={n!r}" for n in backends() if runtime_backends.get(n).scheduled)
+    return " or ".join(f"backend={n!r}" for n in runtime_backends.names("scheduled"))
 
 
 def backend_named(name: Any) -> "runtime_backends.Backend":
@@ -172,7 +172,7 @@ def device_budget(device_memory: Any, backend: "runtime_backends.Backend") -> in
     if device_memory is None:
         return None
     if not backend.memory_budget:
-        able = [n for n in backends() if runtime_backends.get(n).memory_budget]
+        able = runtime_backends.names("memory_budget")
         raise TidalError(f"device_memory needs a backend that keeps a device memory budget ({', '.join(able)}); "
                          f"the {backend} backend has none", f"compile with backend={able[0]!r}, or drop device_memory")
     if isinstance(device_memory, bool) or not isinstance(device_memory, (int, float, np.integer, np.floating)):
