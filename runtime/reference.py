@@ -49,19 +49,21 @@ from tidal.passes.rt_to_sdg import rt_to_sdg
 from tidal.passes.sdg_inline_islands import inline_islands
 
 from .reference_graph import EvaluationError, Node, decode_graph, format_point
-from .run_checks import cast_exact, check_bounds, check_footprint, check_udf_result
+from .run_checks import cast_exact, check_bounds, check_footprint, check_udf_result, param_array
 
 __all__ = ["evaluate", "EvaluationError", "load_graph"]
 
 
 def evaluate(module: ir.Module | str, bounds: dict[str, int], inputs: dict[str, Any],
              udfs: dict[str, Callable] | None = None, *, graph: str | None = None,
-             source_name: str = "<input>") -> dict[str, Any]:
+             source_name: str = "<input>", params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Evaluates every output of an `sdg.graph` (or of an `rt.program`,
     converted first). `bounds` maps bound names (`T`) to ints >= 1; `inputs`
     maps `sdg.input` names to arrays whose leading axes are the extents of
     the input's domain (program order), or nested lists of arrays when the
-    per-point shape varies; `udfs` maps callee names to host functions.
+    per-point shape varies; `udfs` maps callee names to host functions;
+    `params` maps `sdg.param` names to their values (a param whose value is
+    in the IR may be left out).
 
     Returns {output name: value}: an array with the output's domain extents
     as leading axes (program order); a nested list of arrays when the per-point
@@ -71,7 +73,7 @@ def evaluate(module: ir.Module | str, bounds: dict[str, int], inputs: dict[str, 
     """
     root, op = load_graph(module, graph, source_name, inline=True)
     with root.context:
-        return _Evaluator(root, op, bounds, inputs, udfs or {}).run()
+        return _Evaluator(root, op, bounds, inputs, udfs or {}, params or {}).run()
 
 
 def _parse(text: str, source_name: str) -> ir.Module:
@@ -156,7 +158,7 @@ def _points(extents: Sequence[int]):
 
 
 class _Evaluator:
-    def __init__(self, root: ir.Operation, graph: ir.Operation, bounds, inputs, udfs):
+    def __init__(self, root: ir.Operation, graph: ir.Operation, bounds, inputs, udfs, params):
         self.root = root  # keeps the graph's module (and context) alive
         self.bounds = _check_bounds(graph, bounds)
         steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
@@ -166,6 +168,7 @@ class _Evaluator:
         self.values: list[dict] = [{} for _ in self.nodes]
         self.inputs = inputs
         self.udfs = udfs
+        self.params = params
         self.prepared_inputs: dict[int, Any] = {}
 
     # -- results -------------------------------------------------------------------
@@ -307,7 +310,21 @@ class _Evaluator:
                 f"{sorted(shapes)}", node, p)
         return np.stack(items).reshape(sizes + items[0].shape)
 
-    # -- inputs and UDFs -----------------------------------------------------------
+    # -- inputs, parameters and UDFs ----------------------------------------------
+    def param_value(self, node: Node, default: np.ndarray | None) -> np.ndarray:
+        name = node.attrs["name"]
+        if name not in self.params:
+            if default is None:
+                raise EvaluationError(f"no value bound for parameter '{name}'", node)
+            return default
+        if node.index not in self.prepared_inputs:
+            try:
+                self.prepared_inputs[node.index] = param_array(name, self.params[name], node.dtypes[0],
+                                                               node.shapes[0](*(0,) * len(node.steps)))
+            except ValueError as e:
+                raise EvaluationError(str(e), node) from None
+        return self.prepared_inputs[node.index]
+
     def input_value(self, node: Node, p: tuple) -> np.ndarray:
         name, dtype = node.attrs["name"], node.dtypes[0]
         if node.index not in self.prepared_inputs:

@@ -272,9 +272,10 @@ def _compute(dec: _Decoder, op: ir.Operation, node: Node) -> Callable:
     if kind == "cast":
         return one(lambda args, p: K.cast(xp, args[0], dtype))
     if kind in ("constant", "param"):
-        value = K.constant(xp, _dense(op), dtype)
-        if kind == "param":
+        value = K.constant(xp, _dense(op), dtype) if "value" in op.attributes else None
+        if kind == "param":   # a run-time buffer bound by name; the IR's value is its default
             a["name"] = ir.StringAttr(op.attributes["name"]).value
+            return lambda args, p, ev: (ev.param_value(node, value),)
         return one(lambda args, p: value)
     if kind == "full":
         value = ir.FloatAttr(op.attributes["value"]).value

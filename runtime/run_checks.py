@@ -115,6 +115,31 @@ def cast_exact(value: Any, dtype, what: str) -> np.ndarray:
     return arr.astype(dtype)
 
 
+def param_array(name: str, value: Any, dtype, shape: tuple, device: bool = False) -> Any:
+    """A parameter's value as an array of its declared dtype and shape, or
+    ValueError. Floats of another float dtype are converted (as PyTorch's
+    `load_state_dict` copies into the parameter's dtype); other conversions
+    must be exact. With `device`, a jax.Array of the declared dtype and shape is kept as is."""
+    dtype, shape = np.dtype(dtype), tuple(shape)
+    if device and is_device_array(value, dtype, shape):
+        return value
+    if hasattr(value, "__array__") and not isinstance(value, np.ndarray):
+        value = np.asarray(value)
+    arr = value if isinstance(value, np.ndarray) else None
+    if arr is not None and arr.shape != shape:
+        raise ValueError(f"parameter {name!r} has shape {arr.shape}, expected {shape}")
+    if arr is not None and arr.dtype != dtype and _is_float(arr.dtype) and _is_float(dtype):
+        return arr.astype(dtype)
+    arr = cast_exact(value, dtype, f"parameter {name!r}")
+    if arr.shape != shape:
+        raise ValueError(f"parameter {name!r} has shape {arr.shape}, expected {shape}")
+    return arr
+
+
+def _is_float(dtype) -> bool:
+    return np.dtype(dtype).kind == "f" or np.issubdtype(np.dtype(dtype), np.floating)
+
+
 def check_udf_result(callee: str, out: Any, shapes: Sequence[tuple], dtypes: Sequence) -> tuple:
     """The arrays a UDF returned, as a tuple matching its declaration, or ValueError."""
     if not dtypes:  # a sink runs for its effects; what it returns is ignored

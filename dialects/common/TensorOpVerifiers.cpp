@@ -526,6 +526,18 @@ LogicalResult verifyConstant(Operation *op, bool) {
   return success();
 }
 
+LogicalResult verifyParam(Operation *op, bool) {
+  if (op->getAttr("value"))
+    return verifyConstant(op, false);
+  if (failed(verifyCommon(op, false)))
+    return failure();
+  View r = resultView(op);
+  for (size_t i = 0; i < r.rank(); ++i)
+    if (!asInteger(r.dims[i]))
+      return op->emitOpError("a parameter's shape must be static (dimension ") << i << " is not)";
+  return success();
+}
+
 LogicalResult verifySource(Operation *op, bool) { return verifyCommon(op, false); }
 
 LogicalResult verifyIota(Operation *op, bool) {

@@ -15,7 +15,7 @@ VerifyFn verifyUnary, verifyBinary, verifyWhere, verifyReduce, verifyArgsort, ve
     verifyReshape, verifyPermute, verifyExpand, verifySqueeze, verifyUnsqueeze,
     verifyShapePreservingDimOp, verifyLinearScan, verifySlice, verifyTake, verifyIndexSelect, verifyGather,
     verifyScatterAdd, verifyConcat, verifyPad, verifyCast, verifyUdf, verifyConstant,
-    verifySource, verifyIota, verifySymbolValue;
+    verifyParam, verifySource, verifyIota, verifySymbolValue;
 
 /// Checks an output op (rt.output / sdg.output).
 llvm::LogicalResult verifyOutput(mlir::Operation *op);

@@ -59,15 +59,23 @@ def Rt_InputOp : Rt_Op<"input"> {
 }
 
 def Rt_ParamOp : Rt_Op<"param"> {
-  let summary = "a named constant of the program (e.g. initial weights)";
+  let summary = "a named parameter of the program (e.g. weights), bound at run time";
   let description = [{
+    A parameter has a name, a static shape and an element type; its values
+    are a run-time buffer bound to the compiled program by name (weights are
+    not part of the IR, so compiling does not depend on their size or values
+    and new weights need no recompilation). An optional `value` holds the
+    values inside the IR instead (hand-written fixtures); a run given a
+    buffer under the same name uses the buffer.
+
+    Example: `%w = rt.param "W" domain [] : !tidal.tensor<[3, 3], f32>`
     Example: `%w = rt.param "W" dense<1.0> : tensor<3x3xf32> domain [] : !tidal.tensor<[3, 3], f32>`
   }];
-  let arguments = (ins StrAttr:$name, ElementsAttr:$value, Tidal_IndexAttr:$domain);
+  let arguments = (ins StrAttr:$name, OptionalAttr<ElementsAttr>:$value, Tidal_IndexAttr:$domain);
   let results = (outs Tidal_AnyTensor:$result);
-  let assemblyFormat = "$name $value `domain` custom<Domain>($domain) attr-dict `:` qualified(type($result))";
+  let assemblyFormat = "$name ($value^)? `domain` custom<Domain>($domain) attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
-  let extraClassDefinition = "::llvm::LogicalResult $cppClass::verify() { return ::tidal::verifyConstant(getOperation(), false); }";
+  let extraClassDefinition = "::llvm::LogicalResult $cppClass::verify() { return ::tidal::verifyParam(getOperation(), false); }";
 }
 
 def Rt_RecurrentOp : Rt_Op<"recurrent"> {

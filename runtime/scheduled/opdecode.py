@@ -59,7 +59,7 @@ class OpDef:
     dtypes: list[Any] = field(default_factory=list)
     jit_ok: bool = True
     attrs: dict[str, Any] = field(default_factory=dict)
-    value: Any = None                            # constant / param payload
+    value: Any = None                            # a constant's values (a param's, if in the IR)
 
     @property
     def static_scalars(self) -> list[str]:
@@ -379,7 +379,10 @@ def decode(node: Node, graph: Graph) -> OpDef:
     elif kind == "cast":
         one(lambda xp, a, sv: K.cast(xp, a[0], dtype))
     elif kind in ("constant", "param"):
-        d.value = K.constant(np, _dense(op), dtype)
+        if kind == "param":   # a run-time buffer, bound by name (ScheduledProgram.bind)
+            d.attrs["name"] = ir.StringAttr(op.attributes["name"]).value
+        if "value" in op.attributes:   # values inside the IR: a constant, or a fixture's param
+            d.value = K.constant(np, _dense(op), dtype)
         one(lambda xp, a, sv: d.value)
     elif kind == "symbol_value":
         d.scalars = [("value", parse(expr_text(op.attributes["expr"]), dims=graph.dims))]

@@ -44,6 +44,7 @@ from .swapping import make_swapper, start_swapper
 from .opdecode import DTYPES, decode
 from .stores import ArrayStore, Padded, kernel_bucket, unpad
 from .packing import DenseSlots
+from .parameters import Binding, ParameterTable
 
 __all__ = ["compile_sdg", "ScheduledProgram", "USER_ERRORS"]
 
@@ -125,6 +126,8 @@ class ScheduledProgram:
                 graph, self.plans, lifetimes(graph, self.sched.loop_tree(), self.statements)), text=str, suffix=".txt")
             self.source, self.host_program = stages.run("host", lambda: self._generate(graph), text=lambda r: r[0],
                                               suffix=".py")
+            self.params = ParameterTable(graph, self.opdefs)
+        self._installed: Binding | None = None     # the binding the namespace's `_V<k>` point at
         stages.run("load", self._load, text=lambda _: "\n".join(self.kernel_names) + "\n", suffix=".txt")
 
     def _load(self) -> None:
@@ -217,13 +220,13 @@ class ScheduledProgram:
             ns["_G"] = self.allocator.swapper.guard
         for k, d in self.opdefs.items():
             ns[f"_F{k}"] = d.fn
-            if d.value is not None:
+            if d.kind == "constant":
                 ns[f"_V{k}"] = d.value
         if self.backend.jit_kernels:
             import jax
             from .jax_backend import jit_kernel, kernel_key
             for k, d in self.opdefs.items():
-                if d.value is not None and self.device_memory is None:   # under a budget: on the host
+                if d.kind == "constant" and self.on_device:   # under a budget: on the host
                     ns[f"_V{k}"] = jax.device_put(d.value)
             shared: dict[str, object] = {}   # kernel_key -> jitted: equal kernels compile once
             for name, (opdef, specs, out) in gen.kernels.items():
@@ -309,11 +312,33 @@ class ScheduledProgram:
         except ValueError as e:
             raise EvaluationError(str(e)) from None
 
-    def run(self, bounds: dict, inputs: dict | None = None, progress: bool = False) -> dict:
-        """Runs the program for `bounds`; returns {output name: value} like
-        `tidal.runtime.reference.evaluate`. `progress`: a bar over each
-        outermost host loop (progress.py)."""
+    @property
+    def on_device(self) -> bool:
+        """Whether constants and params live on the device (not under a memory budget: host)."""
+        return self.backend.device_arrays and self.device_memory is None
+
+    def bind(self, params: dict | None = None) -> Binding:
+        """The values of the params (`{name: array}`), converted once for runs
+        (device arrays on a device backend); ValueError if one is unknown,
+        missing or of another shape. Runs given the binding copy nothing."""
         with self._device_scope():
+            return self.params.bind(params, self.on_device)
+
+    def run(self, bounds: dict, inputs: dict | None = None, progress: bool = False,
+            params: "Binding | dict | None" = None) -> dict:
+        """Runs the program for `bounds`; returns {output name: value} like
+        `tidal.runtime.reference.evaluate`. `params`: a `bind` result (or a
+        dict, bound for this run; None: the values in the IR). `progress`: a
+        bar over each outermost host loop (progress.py)."""
+        if not isinstance(params, Binding):
+            try:
+                params = self.bind(params)
+            except ValueError as e:
+                raise EvaluationError(str(e)) from None
+        with self._device_scope():
+            if params is not self._installed:
+                self.params.install(self.ns, params)
+                self._installed = params
             return self._run(bounds, inputs, progress)
 
     def _run(self, bounds: dict, inputs: dict | None, progress: bool) -> dict:

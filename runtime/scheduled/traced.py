@@ -87,9 +87,11 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]
     lines = [f"def _T{k}(_B{steps}{only}):", f"    # {node.label} at {node.location}"]
     pad = "    "
     kernels = dict(gen.kernels)
+    if opdef.kind == "param":   # a bound buffer, rebound without retracing: read by the plain launcher
+        return None
     gen.traced, gen.used, gen.dyn = True, set(), None
     try:
-        if opdef.kind in ("constant", "param"):
+        if opdef.kind == "constant":
             gen.host_write(node, 0, f"_V{k}", lines, pad)
         elif opdef.kind == "merge" and _moves_only(gen, node):
             # every branch copies a point: select the value (no XLA conditional)

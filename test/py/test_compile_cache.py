@@ -12,14 +12,14 @@ import tidal as td
 from tidal.frontend import compile_cache
 
 
-def _program(scale=0.5, udf=None):
+def _program(scale=0.5, udf=None, leak=0.0):
     with td.Program("cached") as p:
         (t, T), = p.dims("t")
         x = td.input("x", shape=(3,), domain=(t,))
         W = td.param("W", np.eye(3, dtype=np.float32) * scale)
         h = td.recurrent(shape=(3,), domain=(t,))
         h[0] = td.tanh(x[0])
-        h[t + 1] = td.tanh(h @ W + x[t + 1])
+        h[t + 1] = td.tanh(h @ W + x[t + 1] + h * leak)
         if udf is not None:
             p.output("u", td.udf(udf, h, shape=(3,), dtype="float32"))
         p.output("h", h)
@@ -45,10 +45,36 @@ def test_compiling_an_equal_program_again_is_a_hit():
 def test_what_a_compilation_depends_on_changes_the_key():
     p = _program()
     base = p.compile(backend="numpy")
-    assert not _program(scale=0.25).compile(backend="numpy").cache_hit     # other weights
+    assert not _program(leak=0.25).compile(backend="numpy").cache_hit      # another constant
     assert not p.compile(backend="jax").cache_hit                          # other backend
     assert not p.compile(backend="numpy", passes=["sdg-dce"]).cache_hit    # other passes
     assert p.compile(backend="numpy").compiled is base.compiled
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_other_weights_are_a_hit_and_run_with_their_own_values(backend):
+    """Parameters are run-time buffers: the key holds their shapes and dtypes,
+    not their values, so a program with other weights shares the compilation
+    (no new XLA compilation) and runs with its own weights."""
+    x = np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32)
+
+    def expected(scale):
+        h = np.tanh(x[0])
+        out = [h]
+        for k in range(1, 4):
+            h = np.tanh(h @ (np.eye(3, dtype=np.float32) * scale) + x[k])
+            out.append(h)
+        return np.stack(out)
+
+    first = _program(scale=0.5).compile(backend=backend)
+    h_first = first.run(bounds={"T": 4}, inputs={"x": x})["h"]
+    compilations = first.stats()["xla_compilations"]
+    other = _program(scale=-2.0).compile(backend=backend)
+    assert other.cache_hit and other.compiled is first.compiled
+    np.testing.assert_allclose(other.run(bounds={"T": 4}, inputs={"x": x})["h"], expected(-2.0), rtol=1e-5)
+    np.testing.assert_allclose(first.run(bounds={"T": 4}, inputs={"x": x})["h"], h_first)  # its own, still
+    np.testing.assert_allclose(h_first, expected(0.5), rtol=1e-5)
+    assert other.stats()["xla_compilations"] == compilations
 
 
 def test_other_udf_functions_are_another_program():
@@ -75,11 +101,11 @@ def test_a_dumping_compile_always_compiles(tmp_path):
 
 
 def test_the_cache_keeps_the_most_recent_compilations():
-    _program(scale=0.0).compile(backend="numpy")
+    _program(leak=0.0).compile(backend="numpy")
     for k in range(compile_cache.CAPACITY):
-        _program(scale=1.0 + k).compile(backend="numpy")
-    assert not _program(scale=0.0).compile(backend="numpy").cache_hit     # evicted
-    assert _program(scale=compile_cache.CAPACITY).compile(backend="numpy").cache_hit
+        _program(leak=1.0 + k).compile(backend="numpy")
+    assert not _program(leak=0.0).compile(backend="numpy").cache_hit     # evicted
+    assert _program(leak=compile_cache.CAPACITY).compile(backend="numpy").cache_hit
 
 
 _CHILD = """

@@ -1,11 +1,13 @@
 """The compile cache: compiling the same program again is a hit.
 
 In one process, `p.compile()` of a program equal to one compiled before (the
-same traced `rt` module, locations included, the same constant and parameter
-values, the same UDF functions, backend and passes) returns a new
-Executable sharing the earlier one's compiled program: no passes, no isl
+same traced `rt` module, locations included, the same constant values, the
+same UDF functions, backend and passes) returns a new Executable sharing the
+earlier one's compiled program: no passes, no isl
 scheduling, no code generation, and the XLA kernels already compiled stay
-compiled. The cache keeps the `CAPACITY` most recent compilations. A
+compiled. Parameters are not part of the key (only their names, shapes and
+dtypes are in the IR): a program with other weights is a hit, and its
+Executable binds its own weights. The cache keeps the `CAPACITY` most recent compilations. A
 compile that dumps its stages (`dump=`, `TIDAL_DUMP`) always compiles.
 
 Across processes, `enable_persistent_cache(directory)` turns on JAX's

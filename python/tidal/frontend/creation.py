@@ -2,7 +2,7 @@
 
 Lowering (one rt op each):
     td.input("x", shape, dtype, domain)     rt.input "x" domain D : type
-    td.param("W", array, domain=())         rt.param "W" dense<...> domain D
+    td.param("W", array, domain=())         rt.param "W" domain D (values bound at run time)
     td.recurrent(shape, dtype, domain)      rt.recurrent domain D (cases: rt.define)
     td.constant(array)                      rt.constant dense<...> domain []
     td.zeros/ones/full(shape, ...)          rt.full v domain D (D: steps of the shape)
@@ -62,16 +62,43 @@ def input(name: str, shape: Any = (), dtype: Any = "float32", domain: Any = ()) 
     return make("input", (), {"name": name}, shp, dtype, program=program, domain=dom)
 
 
-def param(name: str, value: Any, dtype: Any = None, domain: Any = ()) -> RecurrentTensor:
-    """A named constant of the program (e.g. initial weights), the same at every point."""
+def param(name: str, value: Any = None, dtype: Any = None, domain: Any = (), *,
+          shape: Any = None) -> RecurrentTensor:
+    """A named parameter of the program (e.g. weights), the same at every point.
+
+    The IR keeps its name, shape and dtype; its values are bound to the
+    compiled executable (`exe.load_state_dict`), so programs that differ only
+    in their weights compile once. `value`: the initial values (an array);
+    or None with `shape=` and `dtype=` for a parameter whose values are
+    bound after compiling (`exe.load_state_dict({name: array})`)."""
     program = current_program(what="td.param")
-    arr = np.asarray(value)
-    dtype = dt.as_dtype(arr.dtype if dtype is None else dtype, f"dtype of param {name!r}")
-    arr = np.array(arr, dtype=dtype, order="C")
+    if value is None:
+        if shape is None:
+            raise TidalError(f"td.param {name!r} has neither a value nor a shape",
+                             "pass an array, or shape=... and dtype=... and bind the values with "
+                             "exe.load_state_dict after compiling")
+        dtype = dt.as_dtype("float32" if dtype is None else dtype, f"dtype of param {name!r}")
+        dims = _shape_args(shape) if isinstance(shape, tuple) else (shape,) if isinstance(shape, numbers.Integral) \
+            else tuple(shape)
+        if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0 for n in dims):
+            raise TidalError(f"td.param {name!r}: shape {shape!r} is not a tuple of sizes >= 0",
+                             "a parameter's shape is static, e.g. shape=(4096, 1024)")
+        arr = None
+        dims = tuple(int(n) for n in dims)
+    else:
+        arr = np.asarray(value)
+        dtype = dt.as_dtype(arr.dtype if dtype is None else dtype, f"dtype of param {name!r}")
+        arr = np.asarray(arr, dtype=dtype)
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        if shape is not None and tuple(shape) != arr.shape:
+            raise TidalError(f"td.param {name!r}: shape={tuple(shape)} but the value has shape {arr.shape}",
+                             "leave shape= out when giving a value")
+        dims = arr.shape
     dom = program.as_domain(domain, f"domain of param {name!r}")
     program.claim_name("param", name)
-    shape = tuple(Const(int(n)) for n in arr.shape)
-    return make("param", (), {"name": name, "value": arr}, shape, dtype, program=program, domain=dom)
+    return make("param", (), {"name": name, "value": arr}, tuple(Const(n) for n in dims), dtype,
+                program=program, domain=dom)
 
 
 def recurrent(shape: Any = (), dtype: Any = "float32", domain: Any = (),

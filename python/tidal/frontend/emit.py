@@ -75,7 +75,7 @@ def _sig(inputs, results) -> str:
 
 # Arrays of more elements than this are not printed into the text that is parsed:
 # their op gets a zero splat there and the real DenseElementsAttr is set from the
-# NumPy buffer after parsing (printing and parsing 100 MB of weights as hex takes
+# NumPy buffer after parsing (printing and parsing 100 MB of constants as hex takes
 # seconds; building the attribute from the buffer, a copy). Bool arrays (bit
 # packed in MLIR) stay in the text.
 LARGE_ELEMENTS = 256
@@ -102,7 +102,7 @@ def _node(node: Node, large: list | None = None) -> str:
     if op == "input":
         return f'{lhs}rt.input "{a["name"]}" {dom} : {rty}'
     if op == "param":
-        return f'{lhs}rt.param "{a["name"]}" {_value_text(a["value"], large)} {dom} : {rty}'
+        return f'{lhs}rt.param "{a["name"]}" {dom} : {rty}'   # values: bound at run time
     if op == "recurrent":
         return f"{lhs}rt.recurrent {dom} : {rty}"
     if op == "index":
@@ -163,7 +163,8 @@ def _output(out: Output) -> str:
 def program_text(program: Any, locations: bool = True, large: list | None = None) -> str:
     """The rt module text of a program (not yet parsed). With a list `large`,
     arrays over LARGE_ELEMENTS elements are printed as zero splats and the list
-    gets, for each rt.param/rt.constant in order, its array (or None if printed)."""
+    gets, for each rt.constant in order, its array (or None if printed). A
+    param's values are not printed: they are bound to the executable."""
     def loc(location) -> str:
         return f" {location.mlir()}" if locations else ""
 
@@ -209,9 +210,9 @@ def build_module(program: Any, context: ir.Context | None = None) -> ir.Module:
 def _set_large_values(module: ir.Module, large: list) -> None:
     """Gives the ops printed with placeholder splats their arrays (see LARGE_ELEMENTS)."""
     ops = [op for op in module.body.operations[0].regions[0].blocks[0].operations
-           if op.operation.name in ("rt.param", "rt.constant")]
+           if op.operation.name == "rt.constant"]
     if len(ops) != len(large):  # pragma: no cover - the printer and this walk disagree
-        raise AssertionError(f"{len(ops)} rt.param/rt.constant ops parsed, {len(large)} printed")
+        raise AssertionError(f"{len(ops)} rt.constant ops parsed, {len(large)} printed")
     for op, arr in zip(ops, large):
         if arr is not None:
             old = op.attributes["value"]

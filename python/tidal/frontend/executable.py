@@ -240,9 +240,54 @@ class Executable:
                                             device_memory=budget)
             if key is not None:
                 compile_cache.store(key, (self.module, self._stages, self.compiled))
+        self._param_nodes = {n.attrs["name"]: n for n in program.nodes if n.op == "param"}
+        self._binding = None   # no values yet: params declared by shape (td.param(name, shape=...))
+        values = {name: n.attrs["value"] for name, n in self._param_nodes.items()}
+        if all(v is not None for v in values.values()):
+            self._bind(values)
         if timings if timings is not None else config.timings.value:
             print(("(compile cache hit: the stages of the first compile)\n" if self.cache_hit else "")
                   + self.timings(), file=sys.stderr)
+
+    # -- parameters: run-time buffers, bound by name ---------------------------------
+    def _bind(self, values: dict[str, Any]) -> None:
+        if self.compiled is not None:
+            kept = self.compiled.params.specs     # params the passes left (dead ones are gone)
+            try:
+                self._binding = self.compiled.bind({k: v for k, v in values.items() if k in kept})
+            except ValueError as e:
+                raise TidalError(str(e), "give each td.param an array of its shape") from None
+        else:
+            self._binding = dict(values)
+
+    def state_dict(self) -> dict[str, Any]:
+        """{name: value} of every td.param, as bound to this executable (arrays
+        on the backend's device; `np.asarray` them for NumPy copies); empty
+        before values are bound to params declared by shape."""
+        if self._binding is None:
+            return {}
+        if self.compiled is None:
+            return dict(self._binding)
+        return {name: self._binding[name] if name in self._binding else self._param_nodes[name].attrs["value"]
+                for name in self._param_nodes}
+
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
+        """Binds new values to the td.params by name (arrays of their shapes;
+        floats are converted to the param's dtype). No recompilation: the
+        program was compiled for the params' shapes and dtypes, not their
+        values. `strict`: every param must be given (else the others keep
+        their values); an unknown name is an error either way."""
+        state = dict(state)
+        unknown = [k for k in state if k not in self._param_nodes]
+        if unknown:
+            raise TidalError(f"load_state_dict: unknown parameter{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))} (declared: {', '.join(map(repr, self._param_nodes))})",
+                             "check the names (exe.state_dict() lists them)")
+        missing = [k for k in self._param_nodes if k not in state]
+        if (strict or self._binding is None) and missing:
+            raise TidalError(f"load_state_dict: no value for {', '.join(map(repr, missing))}",
+                             "give every parameter, or pass strict=False to keep the others")
+        self._bind({**self.state_dict(), **state})
 
     @property
     def stages(self) -> dict[str, str]:
@@ -274,15 +319,20 @@ class Executable:
             progress: bool | None = None) -> dict[str, Any]:
         """Runs for `bounds`; `progress=True` (or TIDAL_PROGRESS=1) shows a bar
         with steps per second over each outermost loop (scheduled backends)."""
+        if self._binding is None:
+            unbound = [name for name, n in self._param_nodes.items() if n.attrs["value"] is None]
+            raise TidalError(f"no values bound to the parameter{'s' if len(unbound) > 1 else ''} "
+                             f"{', '.join(map(repr, unbound[:4]))}{', ...' if len(unbound) > 4 else ''}",
+                             "bind them first: exe.load_state_dict({name: array, ...})")
         b = normalize_bounds(self.program, bounds)
         values = validate_inputs(self.program, inputs, b, device=self.backend_info.device_arrays)
         if self.compiled is not None:
             if progress is None:
                 progress = config.progress.value
-            return self.compiled.run(b, values, progress=bool(progress))
+            return self.compiled.run(b, values, progress=bool(progress), params=self._binding)
         from tidal.runtime.reference import evaluate as reference_evaluate
 
-        return reference_evaluate(self.module, b, values, self.udfs)
+        return reference_evaluate(self.module, b, values, self.udfs, params=self._binding)
 
     def schedule(self) -> str:
         """The generated loop nest, readable (scheduled backends only)."""

@@ -91,7 +91,7 @@ def _shape_text(shape: tuple) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def given_tensor(value: Any, shape: tuple, what: str, dtype: Any = None) -> Any:
+def given_tensor(value: Any, shape: tuple, what: str, dtype: Any = None, transpose_hint: bool = True) -> Any:
     """A weight the user gave (`weight=W`), checked: a floating-point NumPy array
     (or anything `np.asarray` takes) of exactly `shape`, returned as an array
     (cast to `dtype` when one is given, else its own float dtype); or a
@@ -104,7 +104,7 @@ def given_tensor(value: Any, shape: tuple, what: str, dtype: Any = None) -> Any:
         got = tuple(static(s) for s in value.shape)
         if got != shape:
             raise TidalError(f"{what} has shape {_shape_text(tuple(value.shape))}, expected "
-                             f"{_shape_text(shape)}", _transpose_hint(got, shape))
+                             f"{_shape_text(shape)}", _transpose_hint(got, shape, transpose_hint))
         if value.dtype.kind != "f":
             raise TidalError(f"{what} has dtype {value.dtype}, expected a floating-point dtype",
                              "declare it float32 (or cast it with .astype('float32'))")
@@ -118,12 +118,12 @@ def given_tensor(value: Any, shape: tuple, what: str, dtype: Any = None) -> Any:
                          "pass float32 weights (e.g. W.astype(np.float32))")
     if arr.shape != shape:
         raise TidalError(f"{what} has shape {_shape_text(arr.shape)}, expected {_shape_text(shape)}",
-                         _transpose_hint(arr.shape, shape))
+                         _transpose_hint(arr.shape, shape, transpose_hint))
     return arr.astype(dtype if dtype is not None else arr.dtype, copy=False)
 
 
-def _transpose_hint(got: tuple, shape: tuple) -> str:
-    if len(got) == 2 == len(shape) and got == shape[::-1]:
+def _transpose_hint(got: tuple, shape: tuple, transpose: bool = True) -> str:
+    if transpose and len(got) == 2 == len(shape) and got == shape[::-1]:
         return ("Tidal's Linear weights are (in_features, out_features) and compute x @ weight; "
                 "PyTorch and Hugging Face store (out_features, in_features): pass W.T")
     return f"pass an array of shape {_shape_text(shape)}"
@@ -152,7 +152,8 @@ class Module:
     them: `layers.0.attn.q.weight`), like PyTorch's: missing or unexpected keys
     and shape mismatches are errors (with `strict=False`, keys may be missing or
     unexpected and the two lists are returned). Values are stored in the
-    program's `td.param`s, so load before `p.compile()`.
+    program's `td.param`s and bound when it is compiled; to change the weights of
+    a compiled program, use the executable's `exe.load_state_dict` (no recompilation).
     """
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -174,7 +175,7 @@ class Module:
         out = {}
         for name, p in self.named_parameters():
             node = param_node(p)
-            if node is not None:
+            if node is not None and node.attrs["value"] is not None:   # declared by shape: no value yet
                 out[name] = np.array(node.attrs["value"])
         return out
 
@@ -206,9 +207,10 @@ class Module:
                 raise TidalError(f"load_state_dict: parameter {name!r} is not a td.param "
                                  f"({p.op}), so it has no stored value",
                                  "feed it at run time instead (inputs={...})")
-            old = node.attrs["value"]
-            arr = given_tensor(state[name], old.shape, f"state_dict[{name!r}]")
-            updates.append((node, np.array(arr, dtype=old.dtype, order="C")))
+            out = node.outputs[0]
+            shape = tuple(int(str(s)) for s in out.shape)
+            arr = given_tensor(state[name], shape, f"state_dict[{name!r}]")
+            updates.append((node, np.array(arr, dtype=out.dtype, order="C")))
         for node, arr in updates:
             node.attrs["value"] = arr
         return missing, unexpected

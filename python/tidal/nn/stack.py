@@ -148,7 +148,11 @@ def _block_weights(block: Module, k: int, params: list, cls: type) -> list[np.nd
             raise TidalError(f"td.nn.Stack: parameter {pname!r} of block {k} has shape {shape} "
                              f"{p.dtype}, block 0's has {tuple(static(s) for s in ref.shape)} "
                              f"{ref.dtype}", "stack blocks with equal weight shapes")
-        out.append(param_node(p).attrs["value"])
+        value = param_node(p).attrs["value"]
+        if value is None:
+            raise TidalError(f"td.nn.Stack: parameter {pname!r} of block {k} has no value (declared by shape)",
+                             "give the blocks their weights before stacking them")
+        out.append(value)
     return out
 
 

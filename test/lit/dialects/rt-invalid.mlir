@@ -477,3 +477,15 @@ rt.program @p dims [t < T] {
   // expected-error@+1 {{shape dimension must be non-negative, got -2}}
   %r = rt.full 0.0 domain [] : !tidal.tensor<[-2], f32>
 }
+
+// -----
+rt.program @p dims [t < T] {
+  // expected-error@+1 {{a parameter's shape must be static (dimension 0 is not)}}
+  %w = rt.param "W" domain [] : !tidal.tensor<[T, 4], f32>
+}
+
+// -----
+rt.program @p dims [] {
+  // expected-error@+1 {{value shape must equal the result's static shape}}
+  %w = rt.param "W" dense<1.0> : tensor<3xf32> domain [] : !tidal.tensor<[4], f32>
+}

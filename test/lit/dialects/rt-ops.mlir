@@ -10,6 +10,9 @@ rt.program @all_ops dims [i < I, t < T] {
   %x = rt.input "x" domain [t] : !tidal.tensor<[4], f32>
   // CHECK: %[[W:.*]] = rt.param "W" dense<1.000000e+00> : tensor<4x4xf32> domain [] : !tidal.tensor<[4, 4], f32>
   %w = rt.param "W" dense<1.0> : tensor<4x4xf32> domain [] : !tidal.tensor<[4, 4], f32>
+  // A parameter bound at run time: a name, a static shape, no values in the IR.
+  // CHECK: rt.param "B" domain [] : !tidal.tensor<[4], f32>
+  %wb = rt.param "B" domain [] : !tidal.tensor<[4], f32>
   // CHECK: %[[S:.*]] = rt.recurrent domain [t] : !tidal.tensor<[4], f32>
   %s = rt.recurrent domain [t] : !tidal.tensor<[4], f32>
   // CHECK: %[[X0:.*]] = rt.index %[[X]][0] domain [] : (!tidal.tensor<[4], f32>) -> !tidal.tensor<[4], f32>

@@ -20,8 +20,8 @@ def backend(monkeypatch):
         module.operation.attributes["test.lowered_by_stand_in"] = __import__("mlir").ir.UnitAttr.get(
             module.context)
 
-    def evaluate(module, bounds, inputs, udfs=None):
-        seen.update(module=module, bounds=bounds, inputs=inputs, udfs=udfs)
+    def evaluate(module, bounds, inputs, udfs=None, params=None):
+        seen.update(module=module, bounds=bounds, inputs=inputs, udfs=udfs, params=params)
         return {"ok": True}
 
     monkeypatch.setitem(sys.modules, "tidal.passes.rt_to_sdg", types.SimpleNamespace(rt_to_sdg=rt_to_sdg))
