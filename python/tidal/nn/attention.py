@@ -75,62 +75,77 @@ class MultiHeadAttention(Module):
     are kept) and varies with `dim`; the result has the same shape. With `rope`
     (True or "rotate_half": GPT-NeoX/Hugging Face; "interleaved": Meta's Llama),
     queries and keys are rotated by their step's position (RoPE over each head,
-    base `rope_base`) before the keys are stacked.
+    base `rope_base`, Hugging Face's `rope_scaling`, e.g. llama3) before the keys
+    are stacked.
 
-    Given weights: `wq`, `wk`, `wv`, `wo` (all four or none), each of shape
-    (d_model, d_model) in Tidal's `x @ W` layout (PyTorch's Linear weight
-    transposed), NumPy arrays or tensors of the program; with given weights there
-    are no biases unless `bias=True` (zeros, to load with `load_state_dict`).
+    Grouped-query attention (Llama 3, Mistral): `n_kv_heads` < `n_heads` key/value
+    heads (dividing it), each shared by n_heads / n_kv_heads query heads (head
+    h reads key/value head h // group, as Hugging Face's repeat_kv); `head_dim`
+    defaults to d_model / n_heads.
+
+    Given weights: `wq`, `wk`, `wv`, `wo` (all four or none) in Tidal's `x @ W`
+    layout (PyTorch's Linear weight transposed): wq (d_model, n_heads * head_dim),
+    wk and wv (d_model, n_kv_heads * head_dim), wo (n_heads * head_dim, d_model);
+    NumPy arrays or tensors of the program; with given weights there are no
+    biases unless `bias=True` (zeros, to load with `load_state_dict`).
     """
 
     def __init__(self, d_model: int, n_heads: int, *, dim: Any, pattern: str = "causal",
                  window: int | None = None, rope: Any = False, rope_base: float = 10000.0,
+                 rope_scaling: Any = None, n_kv_heads: int | None = None, head_dim: int | None = None,
                  bias: bool = False, wq: Any = None, wk: Any = None, wv: Any = None, wo: Any = None,
                  domain: Any = (), iteration_dim: Any = None, rng: Any = None,
                  seed: int | None = None, name: str = "mha", dtype: Any = None):
-        for what, n in (("d_model", d_model), ("n_heads", n_heads)):
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        for what, n in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads),
+                        ("head_dim", 1 if head_dim is None else head_dim)):
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
                 raise TidalError(f"{what} must be a positive int, got {n!r}", f"pass {what}=<int >= 1>")
-        if d_model % n_heads:
+        if head_dim is None and d_model % n_heads:
             raise TidalError(f"d_model {d_model} is not divisible by n_heads {n_heads}",
-                             "pick n_heads dividing d_model")
+                             "pick n_heads dividing d_model, or give head_dim")
+        if n_heads % n_kv_heads:
+            raise TidalError(f"n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}",
+                             "each key/value head serves n_heads / n_kv_heads query heads")
         if pattern not in PATTERNS:
             raise TidalError(f"unknown attention pattern {pattern!r}", f"use one of {PATTERNS}")
         given = {"wq": wq, "wk": wk, "wv": wv, "wo": wo}
         absent = [k for k, v in given.items() if v is None]
         if absent and len(absent) < 4:
             raise TidalError(f"MultiHeadAttention got some projection weights but not {', '.join(absent)}",
-                             "give all of wq, wk, wv, wo (each (d_model, d_model)) or none")
+                             "give all of wq, wk, wv, wo or none")
+        dh = d_model // n_heads if head_dim is None else int(head_dim)
         rng = None if not absent else make_rng(rng, seed)
         name = unique_prefix(name)
         kw = dict(domain=domain, dim=iteration_dim, rng=rng, dtype=dtype)
-        self.q = Linear(d_model, d_model, bias, weight=wq, name=f"{name}.q", **kw)
-        self.k = Linear(d_model, d_model, bias, weight=wk, name=f"{name}.k", **kw)
-        self.v = Linear(d_model, d_model, bias, weight=wv, name=f"{name}.v", **kw)
-        self.o = Linear(d_model, d_model, bias, weight=wo, name=f"{name}.o", **kw)
-        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
+        self.q = Linear(d_model, n_heads * dh, bias, weight=wq, name=f"{name}.q", **kw)
+        self.k = Linear(d_model, n_kv_heads * dh, bias, weight=wk, name=f"{name}.k", **kw)
+        self.v = Linear(d_model, n_kv_heads * dh, bias, weight=wv, name=f"{name}.v", **kw)
+        self.o = Linear(n_heads * dh, d_model, bias, weight=wo, name=f"{name}.o", **kw)
+        self.d_model, self.n_heads, self.n_kv_heads, self.head_dim = d_model, n_heads, n_kv_heads, dh
         self.dim, self.pattern, self.window = dim, pattern, window
         if rope is True:
             rope = "rotate_half"
-        self.rope = RoPE(self.head_dim, base=rope_base, dtype=self.q.weight.dtype,
-                         convention=rope) if rope else None
+        self.rope = RoPE(dh, base=rope_base, dtype=self.q.weight.dtype, convention=rope,
+                         scaling=rope_scaling) if rope else None
 
     def forward(self, x: RecurrentTensor) -> RecurrentTensor:
-        H, dh = self.n_heads, self.head_dim
+        H, Hkv, dh = self.n_heads, self.n_kv_heads, self.head_dim
+        G = H // Hkv                                               # query heads per key/value head
         d = x.program.dim_of(self.dim, "attention dimension")
         lead = tuple(x.shape[:-1])
         n = len(lead)
-        q = S.reshape(self.q(x), *lead, H, dh)
-        k = S.reshape(self.k(x), *lead, H, dh)
-        v = S.reshape(self.v(x), *lead, H, dh)
+        q = S.reshape(self.q(x), *lead, Hkv, G, dh)
+        k = S.reshape(self.k(x), *lead, Hkv, dh)
+        v = S.reshape(self.v(x), *lead, Hkv, dh)
         if self.rope is not None:
             q, k = self.rope(q, d.step), self.rope(k, d.step)
-        K = temporal_window(k, d, self.pattern, self.window)      # (m, ..., H, dh)
+        K = temporal_window(k, d, self.pattern, self.window)      # (m, ..., Hkv, dh)
         V = temporal_window(v, d, self.pattern, self.window)
-        batch = tuple(range(1, n + 2))                            # the leading axes and H
-        K = S.permute(K, *batch, n + 2, 0)                        # (..., H, dh, m)
-        V = S.permute(V, *batch, 0, n + 2)                        # (..., H, m, dh)
-        scores = R.matmul(S.unsqueeze(q, -2), K) * (1.0 / math.sqrt(dh))   # (..., H, 1, m)
+        batch = tuple(range(1, n + 2))                            # the leading axes and Hkv
+        K = S.permute(K, *batch, n + 2, 0)                        # (..., Hkv, dh, m)
+        V = S.permute(V, *batch, 0, n + 2)                        # (..., Hkv, m, dh)
+        scores = R.matmul(q, K) * (1.0 / math.sqrt(dh))           # (..., Hkv, G, m)
         w = R.softmax(scores, -1)
-        out = S.reshape(R.matmul(w, V), *lead, self.d_model)      # (..., H, 1, dh) -> (..., d_model)
+        out = S.reshape(R.matmul(w, V), *lead, H * dh)            # (..., Hkv, G, dh) -> (..., H * dh)
         return self.o(out)

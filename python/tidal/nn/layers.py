@@ -46,19 +46,27 @@ class Linear(Module):
     (zeros when `weight` is given); False no bias; an array the given bias.
     Random weights follow PyTorch's uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)).
     `dtype` defaults to float32 for random weights and to the given array's.
+
+    `layout="out_in"`: the weight is (out_features, in_features), PyTorch's and
+    Hugging Face's layout, and y = x @ weight.T is computed as (weight @ x.T).T,
+    so checkpoint weights are used as stored (never transposed: no copy).
     """
 
     def __init__(self, in_features: int, out_features: int, bias: Any = None, *, weight: Any = None,
                  domain: Any = (), dim: Any = None, rng: Any = None, seed: int | None = None,
-                 name: str = "linear", dtype: Any = None):
+                 name: str = "linear", dtype: Any = None, layout: str = "in_out"):
         _check_sizes(in_features=in_features, out_features=out_features)
+        if layout not in ("in_out", "out_in"):
+            raise TidalError(f"unknown Linear layout {layout!r}",
+                             "use 'in_out' (x @ W, Tidal's) or 'out_in' (PyTorch's (out, in) weights)")
         name = unique_prefix(name)
         bound = 1.0 / math.sqrt(in_features)
+        shape = (in_features, out_features) if layout == "in_out" else (out_features, in_features)
         if weight is None:
             rng = make_rng(rng, seed)
-            w = rng.uniform(-bound, bound, size=(in_features, out_features)).astype(dtype or np.float32)
+            w = rng.uniform(-bound, bound, size=shape).astype(dtype or np.float32)
         else:
-            w = given_tensor(weight, (in_features, out_features), "Linear weight", dtype)
+            w = given_tensor(weight, shape, "Linear weight", dtype, transpose_hint=layout == "in_out")
         self.weight = _weight(name, "weight", w, domain, dim)
         wdtype = self.weight.dtype
         self.bias = None
@@ -72,10 +80,18 @@ class Linear(Module):
         elif bias is not False:
             b = given_tensor(bias, (out_features,), "Linear bias", wdtype)
             self.bias = _weight(name, "bias", b, domain, dim)
-        self.in_features, self.out_features = in_features, out_features
+        self.in_features, self.out_features, self.layout = in_features, out_features, layout
 
     def forward(self, x: Any) -> RecurrentTensor:
-        y = R.matmul(x, self.weight)
+        if self.layout == "in_out":
+            y = R.matmul(x, self.weight)
+        elif len(x.shape) == 1:
+            y = R.matmul(self.weight, x)                                   # (out, in) @ (in,)
+        else:                                                              # ((out, in) @ (in, n)).T
+            flat = x if len(x.shape) == 2 else S.reshape(x, -1, self.in_features)
+            y = S.permute(R.matmul(self.weight, S.permute(flat, 1, 0)), 1, 0)
+            if len(x.shape) != 2:
+                y = S.reshape(y, *x.shape[:-1], self.out_features)
         return y + self.bias if self.bias is not None else y
 
 
@@ -137,6 +153,10 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
 
     def forward(self, index: Any) -> RecurrentTensor:
+        """Rows `weight[index]`: shape index.shape + (embedding_dim,)."""
+        if isinstance(index, RecurrentTensor) and index.ndim > 1:
+            rows = S.index_select(self.weight, 0, S.reshape(index, -1))
+            return S.reshape(rows, *index.shape, self.embedding_dim)
         return S.index_select(self.weight, 0, index)
 
 
@@ -172,10 +192,18 @@ class RoPE(Module):
 
     `pos` is an int, a symbolic step (`t`), or an integer/float tensor of positions
     broadcasting against x's leading dims (e.g. `td.arange(0, t + 1)` for keys
-    stacked over `0:t + 1`)."""
+    stacked over `0:t + 1`).
+
+    `scaling`: Hugging Face's `rope_scaling` dict; `{"rope_type": "llama3",
+    "factor", "low_freq_factor", "high_freq_factor",
+    "original_max_position_embeddings"}` (Llama 3.1+) divides the frequencies
+    of wavelengths longer than original/low_freq_factor by `factor`, keeps
+    those shorter than original/high_freq_factor, and interpolates between.
+    The angles are computed in float32 (as Hugging Face does) and the cos/sin
+    cast to `dtype`."""
 
     def __init__(self, size: int, base: float = 10000.0, dtype: Any = np.float32,
-                 convention: str = "rotate_half"):
+                 convention: str = "rotate_half", scaling: Any = None):
         if size % 2:
             raise TidalError(f"RoPE needs an even size, got {size}", "use an even head dimension")
         if convention not in ROPE_CONVENTIONS:
@@ -183,22 +211,25 @@ class RoPE(Module):
                              f"use one of {ROPE_CONVENTIONS} (Hugging Face: rotate_half, Meta: interleaved)")
         self.size, self.base, self.dtype = size, base, np.dtype(dtype)
         self.convention = convention
-        self.inv_freq = (base ** (-np.arange(0, size, 2, dtype=np.float64) / size)).astype(self.dtype)
+        inv_freq = (1.0 / base ** (np.arange(0, size, 2, dtype=np.int64).astype(np.float32) / size))
+        self.inv_freq = rope_scaled_frequencies(inv_freq.astype(np.float32), scaling)
 
     def angles(self, pos: Any, program: Any) -> RecurrentTensor:
+        """pos * frequency, in float32 (float64 for a float64 RoPE)."""
+        adtype = np.float64 if self.dtype == np.float64 else np.float32
         if isinstance(pos, (int, np.integer)) and not isinstance(pos, bool):
-            pos = C.constant(float(pos), dtype=self.dtype, program=program)
+            pos = C.constant(float(pos), dtype=adtype, program=program)
         elif isinstance(pos, Expr):
             pos = C.symbol(pos, program=program)
-        pos = E.astype(pos, self.dtype)
-        freq = C.constant(self.inv_freq, program=program)
+        pos = E.astype(pos, adtype)
+        freq = C.constant(self.inv_freq.astype(adtype), program=program)
         return S.unsqueeze(pos, -1) * freq
 
     def forward(self, x: Any, pos: Any) -> RecurrentTensor:
         program = resolve_program([x], "RoPE") if isinstance(x, RecurrentTensor) else current_program()
         half = self.size // 2
         ang = self.angles(pos, program)
-        cos, sin = E.cos(ang), E.sin(ang)                       # (..., d/2)
+        cos, sin = E.astype(E.cos(ang), self.dtype), E.astype(E.sin(ang), self.dtype)   # (..., d/2)
         if self.convention == "interleaved":
             pairs = S.reshape(x, *x.shape[:-1], half, 2)
             a = S.squeeze(S.slice(pairs, -1, 0, 1), -1)
@@ -209,3 +240,40 @@ class RoPE(Module):
         x1, x2 = S.slice(x, -1, 0, half), S.slice(x, -1, half, self.size)
         rot = S.cat([-x2, x1], -1)
         return x * cos + rot * sin
+
+
+ROPE_TYPES = ("default", "llama3")
+
+
+def rope_scaled_frequencies(inv_freq: np.ndarray, scaling: Any) -> np.ndarray:
+    """The RoPE frequencies after Hugging Face's `rope_scaling` (None or
+    rope_type "default": unchanged; "llama3": see RoPE). float32, as Hugging Face computes them."""
+    if scaling is None:
+        return inv_freq
+    if not isinstance(scaling, dict):
+        raise TidalError(f"rope scaling must be a dict (Hugging Face's rope_scaling), got {scaling!r}",
+                         'e.g. {"rope_type": "llama3", "factor": 8.0, ...}')
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "default":
+        return inv_freq
+    if kind != "llama3":
+        raise TidalError(f"rope_type {kind!r} is not supported", f"use one of {ROPE_TYPES}")
+    try:
+        factor = float(scaling["factor"])
+        low, high = float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
+        original = float(scaling["original_max_position_embeddings"])
+    except KeyError as e:
+        raise TidalError(f"llama3 rope scaling lacks {e.args[0]!r}",
+                         "give factor, low_freq_factor, high_freq_factor and "
+                         "original_max_position_embeddings") from None
+    if not high > low:
+        raise TidalError(f"llama3 rope scaling needs high_freq_factor > low_freq_factor, got {high} and {low}",
+                         "check the config's rope_scaling")
+    f = inv_freq.astype(np.float32)
+    wavelen = np.float32(2 * math.pi) / f
+    long_wave, short_wave = original / low, original / high
+    scaled = np.where(wavelen > long_wave, f / np.float32(factor), f)
+    smooth = (original / wavelen - low) / (high - low)
+    blended = (1 - smooth) * scaled / np.float32(factor) + smooth * scaled
+    medium = (wavelen >= short_wave) & (wavelen <= long_wave)
+    return np.where(medium, blended, scaled).astype(np.float32)
