@@ -35,8 +35,16 @@ class SourceLocation:
 UNKNOWN = SourceLocation("<unknown>", 0, 0)
 
 
+# Programs written with Tidal's API inside the package (tidal.models): their lines are
+# the program's locations, as a user's would be, so the traced program (and its compile
+# cache key) does not depend on where the model was called from.
+_PROGRAMS = "tidal.models"
+
+
 def _in_package(frame, package: str) -> bool:
     name = frame.f_globals.get("__name__", "")
+    if package == "tidal" and (name == _PROGRAMS or name.startswith(_PROGRAMS + ".")):
+        return False
     return name == package or name.startswith(package + ".")
 
 
@@ -81,6 +89,15 @@ def location_of(frame) -> SourceLocation:
 def user_location() -> SourceLocation:
     """Where the user's code called into Tidal: the first frame outside `tidal`."""
     return location_of(user_frame())
+
+
+def caller_location() -> SourceLocation:
+    """The first frame outside `tidal`, tidal.models included: where a user called
+    a model (for errors about the call's arguments)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("tidal"):
+        frame = frame.f_back
+    return location_of(frame)
 
 
 def source_text(frame) -> str | None:
