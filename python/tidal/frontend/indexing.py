@@ -23,6 +23,18 @@ Reading `x[k0, k1, ...]` (x with domain (d0, ..., dn-1) and spatial rank r):
   "temporal identity, then spatial t".
 * `x[cond]` with a boolean expression is a conditional view, usable only as
   `p.output(name, x[cond])`.
+* An integer tensor (any int dtype; or a NumPy array or list of ints) among
+  the spatial components gathers along that axis as NumPy's advanced indexing
+  with one index array: `E[tok[t]]` (E without a domain) has shape
+  `tok.shape + E.shape[1:]`, `x[t, :, idx]` has `x.shape[:1] + idx.shape +
+  x.shape[2:]`; ints separated from it by a slice, None or `...` move its axes
+  first, as in NumPy. Negative indices count from the end; an index out of
+  `[-n, n)` is an error of the run at the line (a constant one, while
+  tracing). It composes `rt.index_select` and `rt.reshape`
+  (`tensor_index.py`). A tensor cannot be a temporal component: `x[idx]` on a
+  tensor with domain (t,) is refused with the hint `x[t, idx]`. Refused too:
+  boolean masks (`td.where`), float tensors, and two index tensors in one
+  subscript (NumPy would pair them).
 
 Defining `s[k0, ...] (if cond) = v` (s from `td.recurrent`): components are
 points `d + k` of their own dim or constants (`0`, `T - 1`); boolean
@@ -44,6 +56,8 @@ from .graph import lift, make, resolve_program
 from .program import Output, Program
 from .shapes import static
 from .tensor import Case, RecurrentTensor
+from .tensor_index import (check_one_tensor, front_axes, gather_axis, index_component,
+                           refuse_index_tensor)
 
 __all__ = ["getitem", "setitem", "Masked", "output_value", "describe"]
 
@@ -147,8 +161,8 @@ def _point(program: Program, c: Any, what: str) -> Expr:
                              "indices are integer expressions: use ints, and // to divide "
                              "(t - 1 rather than t - 1.0, T * 3 // 2 rather than T * 1.5)")
         raise TidalError(f"{what} is a tensor; temporal indices must be symbolic expressions",
-                         "index spatial dims with tensors via index_select/gather, or use a "
-                         "symbolic expression (t - 1, 0, T - 1)")
+                         "index spatial dims with tensors after the temporal ones (x[t, idx]), or "
+                         "use a symbolic expression (t - 1, 0, T - 1)")
     if _is_bool_expr(c):
         raise TidalError(f"{what} `{c}` is a condition", "conditions select whole tensors: "
                          "write x[cond] alone, or s[t + 1, cond] = ... in a definition")
@@ -256,9 +270,12 @@ def temporal_index(x: RecurrentTensor, comps: list) -> RecurrentTensor:
 
 
 def spatial_index(y: RecurrentTensor, items: list) -> RecurrentTensor:
-    """numpy-style spatial indexing (take, slice, index_select, unsqueeze)."""
-    from .ops_shape import index_select, slice as slice_op, take, unsqueeze
+    """numpy-style spatial indexing (take, slice, unsqueeze, and one integer
+    tensor: `tensor_index.gather_axis`)."""
+    from .ops_shape import permute, slice as slice_op, take, unsqueeze
 
+    items = [index_component(y.program, c) for c in items]
+    check_one_tensor(items)
     consuming = [c for c in items if c is not None and c is not Ellipsis]
     if len(consuming) > y.ndim:
         raise TidalError(f"too many indices: {len(consuming)} spatial indices for a tensor with "
@@ -269,7 +286,7 @@ def spatial_index(y: RecurrentTensor, items: list) -> RecurrentTensor:
     if ellipsis:
         k = ellipsis[0]
         items = items[:k] + [slice(None)] * (y.ndim - len(consuming)) + items[k + 1:]
-    d = 0
+    d, gathered = 0, None
     for c in items:
         if c is None:
             y = unsqueeze(y, d)
@@ -279,16 +296,17 @@ def spatial_index(y: RecurrentTensor, items: list) -> RecurrentTensor:
                 y = slice_op(y, d, c.start, c.stop, c.step)
             d += 1
         elif isinstance(c, RecurrentTensor):
-            if c.dtype.kind == "b":
-                raise TidalError("boolean mask indexing is not supported (shapes would be data-dependent)",
-                                 "use td.where(mask, x, 0) instead")
-            y = index_select(y, d, c)
+            y = gather_axis(y, d, c)
+            gathered = (d, c.ndim)
             d += c.ndim
         elif _is_bool_expr(c):
             raise TidalError(f"a condition `{c}` cannot index a spatial dim",
                              "conditions select whole tensors: x[cond]")
         else:
             y = take(y, d, c.step if isinstance(c, Dim) else c)
+    if gathered is not None and gathered[0] > 0 and gathered[1] and front_axes(items):
+        a, k = gathered
+        y = permute(y, *range(a, a + k), *range(a), *range(a + k, y.ndim))
     return y
 
 
@@ -301,6 +319,9 @@ def getitem(x: RecurrentTensor, key: Any) -> Any:
         raise TidalError("a condition can only index a whole tensor (x[cond]) or appear in a definition key",
                          "write x[cond] with the condition alone")
     temporal, spatial = _split(x, items)
+    for d, c in zip(x.domain, temporal):
+        if isinstance(c, (list, np.ndarray)) or (isinstance(c, RecurrentTensor) and not _symbol_value_of(c)):
+            _refuse_temporal_tensor(x, d, c)
     y = temporal_index(x, temporal)
     consuming = [c for c in spatial if c is not None and c is not Ellipsis]
     if len(consuming) > y.ndim:
@@ -311,6 +332,20 @@ def getitem(x: RecurrentTensor, key: Any) -> Any:
                          "give at most one component per temporal dim (first, in domain order), then "
                          "one per spatial dim")
     return spatial_index(y, spatial)
+
+
+def _refuse_temporal_tensor(x: RecurrentTensor, d: Dim, c: Any) -> None:
+    """A tensor (or array, list) where a temporal component goes (`x[idx]` on a
+    tensor with a domain)."""
+    what = f"the index of {describe(x)} on its temporal dim {d.step.name}"
+    if isinstance(c, RecurrentTensor):
+        refuse_index_tensor(c, what)
+    kind = "an integer tensor" if isinstance(c, RecurrentTensor) else f"a {type(c).__name__}"
+    steps = ", ".join(e.step.name for e in x.domain)
+    raise TidalError(f"{what} is {kind}; temporal indices must be symbolic expressions "
+                     "(which step is read cannot depend on data)",
+                     f"to gather along its first spatial axis at every step, give the temporal dims "
+                     f"first: x[{steps}, idx] (x[..., idx] for its last axis)")
 
 
 def _condition(program: Program, cond: Any, domain: tuple, what: str) -> Expr:
