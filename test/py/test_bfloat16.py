@@ -7,8 +7,6 @@ data within BF16_RTOL/BF16_ATOL: bfloat16 keeps 8 significant bits (an ulp is
 few ops rounds a few times. What is exact is checked exactly: casts, sums of
 ones (float32 accumulation), data carried through constants and params.
 """
-import re
-
 import jax
 import jax.numpy as jnp
 import ml_dtypes
@@ -313,7 +311,7 @@ def test_a_carried_bfloat16_sum_carries_in_float32(backend):
     from tidal.frontend.compile_pipeline import DEFAULT_SDG_PASSES
 
     def passes(carry):
-        return tuple(f"sdg-vectorize{{max-block-bytes=1 assume-bound=8}}" if q == "sdg-vectorize" else
+        return tuple("sdg-vectorize{max-block-bytes=1 assume-bound=8}" if q == "sdg-vectorize" else
                      f"sdg-accumulate{{min-bytes={carry} assume-bound=8}}" if q == "sdg-accumulate" else q
                      for q in DEFAULT_SDG_PASSES)
     with td.Program("bf16_carried") as p:
@@ -330,3 +328,16 @@ def test_a_carried_bfloat16_sum_carries_in_float32(backend):
         out = exe.run(bounds={I: 2, T: 300}, inputs={"x": X})
         assert out["s"].dtype == BF16 and (out["s"].astype(F32) == 300).all()
         assert (out["u"].astype(F32) == 600).all()
+
+
+def test_safetensors_hold_bfloat16(tmp_path):
+    """save_weights writes bf16 arrays as BF16; load_weights widens them to float32
+    exactly, or keeps them with keep_bfloat16=True; an .npz refuses them."""
+    w = RNG.standard_normal((3, 5)).astype(BF16)
+    path = td.nn.save_weights(tmp_path / "m.safetensors", {"w": w, "b": np.arange(3, dtype=F32)})
+    kept = td.nn.load_weights(path, keep_bfloat16=True)
+    assert kept["w"].dtype == BF16 and np.array_equal(kept["w"], w) and kept["b"].dtype == F32
+    wide = td.nn.load_weights(path)
+    assert wide["w"].dtype == F32 and np.array_equal(wide["w"], w.astype(F32))
+    with pytest.raises(TidalError, match="bfloat16"):
+        td.nn.save_weights(tmp_path / "m.npz", {"w": w})
