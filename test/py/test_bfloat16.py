@@ -87,6 +87,25 @@ def test_functions_of_bfloat16_are_bfloat16():
         assert (td.zeros((2,), dtype="int8").astype("bfloat16") + 1).dtype == BF16
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mixed_dtypes_run_as_promoted(backend):
+    """bf16 with f16 computes in f32, with ints and bools in bf16, on every backend."""
+    with td.Program("bf16_mixed") as p:
+        (t, T), = p.dims("t")
+        a = td.input("a", shape=(3,), dtype="bfloat16", domain=(t,))
+        h = td.input("h", shape=(3,), dtype="float16", domain=(t,))
+        n = td.input("n", shape=(3,), dtype="int32", domain=(t,))
+        p.output("ah", a + h)
+        p.output("an", a * n)
+        p.output("ab", a + (n > 0))
+    out = p.compile(backend=backend).run(bounds={T: 1}, inputs={
+        "a": np.array([[1.5, 2, 3]], BF16), "h": np.array([[0.25, 1, 2]], np.float16),
+        "n": np.array([[1, -2, 3]], np.int32)})
+    assert out["ah"].dtype == F32 and out["ah"].tolist() == [[1.75, 3.0, 5.0]]
+    assert out["an"].dtype == BF16 and out["an"].astype(F32).tolist() == [[1.5, -4.0, 9.0]]
+    assert out["ab"].dtype == BF16 and out["ab"].astype(F32).tolist() == [[2.5, 2.0, 4.0]]
+
+
 # ---------------------------------------------------------------- programs on every backend
 def _ops_program(W, G):
     with td.Program("bf16_ops") as p:
