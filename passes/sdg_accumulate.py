@@ -34,7 +34,9 @@ After `sdg-accumulate{min-bytes=0}`:
 
 (max and min carry with `sdg.binary max`/`min`, prod with `mul`.) The running
 value's store holds two points; the schedule runs the recurrence as soon as
-each x[i, t] exists.
+each x[i, t] exists. A bf16 sum or product carries in f32 (each point cast to
+f32, the readers reading the last running value cast back to bf16), as every
+bf16 reduction accumulates (runtime/kernels.py): in bf16, 256 + 1 is 256.
 
 Options: `min-bytes` (rewrite only blocks of at least this many bytes),
 `assume-bound` (the value of every bound when sizes are estimated).
@@ -47,7 +49,7 @@ from typing import ClassVar
 from mlir import ir
 
 from tidal.dialects import enums, ops_named
-from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape
+from tidal.dialects.attrs import expr_attr, index_attr, tensor_element_type, tensor_shape, tensor_type
 from tidal.symbolic import SymbolicError, parse
 
 from .base import ModulePass, option
@@ -109,20 +111,36 @@ def _rewrite(g: View, k: int, pos: int, step: str) -> None:
     first = [c if j != pos else "0" for j, c in enumerate(src_dep)]
     previous = [s if s != step else f"{step} - 1" for s in domain]
     rtype = o.results[0].type
+    wide = tensor_element_type(rtype) == "bf16" and kind_name(o) in ("sum", "prod")
+    ctype = tensor_type(tensor_shape(rtype), "f32", ctx) if wide else rtype
     i32 = ir.IntegerType.get_signless(32, ctx)
     kind = ir.IntegerAttr.get(i32, int(getattr(enums.BinaryKind, CARRY[kind_name(o)])))
     with ctx, o.location, ir.InsertionPoint(o):
+        if wide:   # the points in f32, over the running value's domain
+            x = ir.Operation.create("sdg.cast", results=[ctype], operands=[x],
+                                    attributes={"domain": index_attr(domain),
+                                                "deps": ir.ArrayAttr.get([index_attr(point)])}).results[0]
+            point, first = domain, [s if s != step else "0" for s in domain]
         # the merge reads the add, which reads the merge: the add reads x in its place until the merge exists
-        add = ir.Operation.create("sdg.binary", results=[rtype], operands=[x, x],
+        add = ir.Operation.create("sdg.binary", results=[ctype], operands=[x, x],
                                   attributes={"kind": kind, "domain": index_attr(domain),
                                               "deps": ir.ArrayAttr.get([index_attr(previous), index_attr(point)])})
         acc = ir.Operation.create(
-            "sdg.merge", results=[rtype], operands=[x, add.results[0]],
+            "sdg.merge", results=[ctype], operands=[x, add.results[0]],
             attributes={"deps": ir.ArrayAttr.get([index_attr(first), index_attr(domain)]),
                         "conds": ir.ArrayAttr.get([expr_attr(f"{step} eq 0"), expr_attr("true")]),
                         "domain": index_attr(domain)})
     add.operands[0] = acc.results[0]
     acc.move_before(add)
+    if wide:   # the readers read the last running value in bf16, where they read the reduce
+        last = [s if s != step else f"{bound} - 1" for s in domain]
+        with ctx, o.location, ir.InsertionPoint(o):
+            back = ir.Operation.create("sdg.cast", results=[rtype], operands=[acc.results[0]],
+                                       attributes={"domain": index_attr(list(g.domain[k])),
+                                                   "deps": ir.ArrayAttr.get([index_attr(last)])})
+        o.results[0].replace_all_uses_with(back.results[0])
+        o.erase()
+        return
     for use in list(o.results[0].uses):
         reader, i = use.owner, use.operand_number
         comps = dep_of(reader, i)

@@ -61,6 +61,7 @@ from mlir import ir
 
 from tidal.dialects import enums
 from tidal.dialects.attrs import expr_text, index_attr, index_components, tensor_element_type, tensor_shape
+from tidal.dialects.element_types import dense_array
 from tidal.dialects.op_properties import ops_with
 from tidal.symbolic import Dim, SymbolicError, parse, to_text
 from tidal.symbolic.isl_bridge import domain_set
@@ -97,11 +98,8 @@ def _splat(value: ir.Value) -> float | int | bool | None:
     if o.name == "sdg.full":
         return ir.FloatAttr(o.attributes["value"]).value
     if o.name == "sdg.constant":
-        try:
-            dense = ir.DenseElementsAttr(o.attributes["value"])
-            values = np.asarray(dense) if dense.is_splat else None
-        except (ValueError, TypeError, RuntimeError):    # a dtype NumPy does not have (bf16)
-            return None
+        dense = ir.DenseElementsAttr(o.attributes["value"])
+        values = dense_array(dense) if dense.is_splat else None
         if values is not None and values.size:
             return values.reshape(-1)[0].item()
     return None

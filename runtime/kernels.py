@@ -25,12 +25,20 @@ Conventions where NumPy and the op set leave a choice:
 * `random` draws from a counter-based generator (counter_random.py): a pure
   function of the seed, the point and the element index, in float64, then
   cast to `dtype`, with the same bits on NumPy and under jit.
+* bfloat16 (`ml_dtypes.bfloat16`) accumulates in float32: `reduce sum/prod`,
+  `scan cumsum/cumprod`, `linear_scan` and `matmul` compute in float32 and round
+  the result to bfloat16 once, on NumPy and under jax alike (NumPy would add in
+  bfloat16, where 256 + 1 is 256). Elementwise ops round each result to
+  bfloat16 on NumPy; XLA may keep a fused chain in float32 (excess precision),
+  so the backends agree within a few bfloat16 ulps, not bit for bit.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 import numpy as np
+
+from tidal.dialects.element_types import BFLOAT16
 
 from .counter_random import random_draw
 
@@ -48,6 +56,11 @@ class KernelError(ValueError):
 
 def _out(xp, value, dtype):
     return xp.asarray(value, dtype=dtype)
+
+
+def _wide(xp, x):
+    """`x` in float32 if it is bfloat16 (the dtype bfloat16 accumulates in), else `x`."""
+    return x.astype(np.float32) if np.dtype(x.dtype) == BFLOAT16 else x
 
 
 def _sigmoid(xp, x):
@@ -154,13 +167,17 @@ def reduce(xp, kind: str, dims: Sequence[int], keepdim: bool, x, dtype):
     axes = tuple(int(d) for d in dims)
     if kind in ("max", "min", "argmax", "argmin") and any(x.shape[d] == 0 for d in axes):
         raise KernelError(f"reduce {kind} over an empty dimension (shape {tuple(x.shape)}, dims {list(axes)})")
-    if xp is np and kind in ("sum", "prod"):   # NumPy adds pairwise along the memory order: a view
-        x = np.ascontiguousarray(x)             # and its copy must sum alike (see matmul)
+    if kind in ("sum", "prod"):
+        x = _wide(xp, x)
+        if xp is np:   # NumPy adds pairwise along the memory order: a view
+            x = np.ascontiguousarray(x)   # and its copy must sum alike (see matmul)
     return _out(xp, fn(xp, x, axes, bool(keepdim)), dtype)
 
 
 def scan(xp, kind: str, dim: int, reverse: bool, x, dtype):
     fn = _kind(SCAN_KINDS, kind, "scan")
+    if kind in ("cumsum", "cumprod"):
+        x = _wide(xp, x)
     if reverse:
         return _out(xp, xp.flip(fn(xp, xp.flip(x, axis=dim), dim), axis=dim), dtype)
     return _out(xp, fn(xp, x, dim), dtype)
@@ -178,6 +195,9 @@ def linear_scan(xp, dim: int, reverse: bool, a, b, dtype, sequential: bool | Non
     a, b = xp.asarray(a), xp.asarray(b)
     if a.shape != b.shape:
         raise KernelError(f"linear_scan operands differ in shape: {tuple(a.shape)} vs {tuple(b.shape)}")
+    if np.dtype(dtype) == BFLOAT16:
+        y = linear_scan(xp, dim, reverse, _wide(xp, a), _wide(xp, b), np.dtype(np.float32), sequential)
+        return _out(xp, y, dtype)
     if xp is np:
         y = np.array(b, dtype=dtype, copy=True)
         a = np.moveaxis(np.asarray(a, dtype=dtype), dim, 0)
@@ -221,6 +241,10 @@ SMALL_CONTRACTION = 4
 
 
 def matmul(xp, a, b, dtype):
+    if np.dtype(a.dtype) == BFLOAT16 or np.dtype(b.dtype) == BFLOAT16:
+        if xp is np:   # products of bfloat16 are exact in float32, the accumulator
+            return _out(xp, np.matmul(np.ascontiguousarray(_wide(xp, a)), np.ascontiguousarray(_wide(xp, b))), dtype)
+        return _out(xp, xp.matmul(a, b, preferred_element_type=np.float32), dtype)
     if xp is np:   # BLAS rounds a transposed or strided operand otherwise than a contiguous one (by
         # an ulp: FMA or not): a permute read as a view inside an island and the same permute
         # copied into a store must give the same product
@@ -346,6 +370,8 @@ def cast(xp, x, dtype):
     its least or greatest value (NumPy alone gives platform garbage there)."""
     target = np.dtype(dtype)
     x = xp.asarray(x)
+    if xp is np and np.issubdtype(target, np.integer):
+        x = _wide(xp, x)   # bfloat16 (not an np.floating) saturates as the other floats do
     if xp is np and np.issubdtype(x.dtype, np.floating) and np.issubdtype(target, np.integer):
         info = np.iinfo(target)
         with np.errstate(invalid="ignore", over="ignore"):   # the bounds overflow a float16 to inf

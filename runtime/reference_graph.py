@@ -15,6 +15,7 @@ import numpy as np
 from mlir import ir
 
 from tidal.dialects import enums
+from tidal.dialects.element_types import NUMPY_DTYPES, dense_array
 from tidal.dialects.attrs import (expr_text, index_components, tensor_element_type,
                                   tensor_shape)
 from tidal.passes.rt_to_sdg_index import location_text
@@ -25,8 +26,7 @@ from . import kernels as K
 
 __all__ = ["EvaluationError", "Node", "Operand", "DTYPES", "decode_graph", "format_point"]
 
-DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
-          "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+DTYPES = NUMPY_DTYPES   # MLIR element type -> NumPy dtype, bf16 included
 
 
 def format_point(steps: Sequence[str], point: Sequence[int]) -> str:
@@ -208,8 +208,7 @@ def _kind(op, enum):
 
 
 def _dense(op) -> np.ndarray:
-    attr = ir.DenseElementsAttr(op.attributes["value"])
-    return np.array(attr).reshape(tuple(attr.type.shape))
+    return np.array(dense_array(op.attributes["value"]))
 
 
 def _compute(dec: _Decoder, op: ir.Operation, node: Node) -> Callable:

@@ -23,10 +23,12 @@ import functools
 import os
 from typing import Any, Iterable, Sequence
 
+import ml_dtypes
 import numpy as np
 
 from tidal import config
 from tidal.dialects.attrs import with_derived
+from tidal.dialects.element_types import BFLOAT16
 
 __all__ = ["INT64_MAX", "check_bound", "check_bounds", "cast_exact", "check_udf_result", "check_footprint",
            "memory_limit", "format_bytes"]
@@ -67,6 +69,11 @@ def check_bounds(names: Sequence[str], bounds: dict, derived: dict | None = None
     return {name: out[name] for name in names}
 
 
+def _kind(dtype: np.dtype) -> str:
+    """NumPy's kind letter, with bfloat16 (kind "V" in ml_dtypes) a float."""
+    return "f" if dtype == BFLOAT16 else dtype.kind
+
+
 def _describe(arr: np.ndarray) -> str:
     return f"{arr.dtype} of shape {arr.shape}"
 
@@ -91,7 +98,7 @@ def cast_exact(value: Any, dtype, what: str) -> np.ndarray:
         raise ValueError(f"{what} is not a regular array: {e}") from None
     if arr.dtype == dtype:
         return arr
-    kind, target = arr.dtype.kind, dtype.kind
+    kind, target = _kind(arr.dtype), _kind(dtype)
     if kind not in "biuf" or target not in "biuf":
         raise ValueError(f"{what} is {_describe(arr)}, which cannot be converted to {dtype}")
     if target == "b" and kind != "b":
@@ -107,10 +114,10 @@ def cast_exact(value: Any, dtype, what: str) -> np.ndarray:
             bad = lo if lo < info.min else hi
             raise ValueError(f"{what} holds {int(bad)}, which does not fit in {dtype} "
                              f"([{info.min}, {info.max}]); declare a wider dtype")
-    if target == "f" and kind == "f" and arr.size and dtype.itemsize < arr.dtype.itemsize:
+    if target == "f" and kind == "f" and arr.size and ml_dtypes.finfo(dtype).max < ml_dtypes.finfo(arr.dtype).max:
         finite = arr[np.isfinite(arr)]
-        if finite.size and np.abs(finite).max() > np.finfo(dtype).max:
-            raise ValueError(f"{what} holds {np.abs(finite).max():g}, which overflows {dtype}; "
+        if finite.size and np.abs(finite).max() > ml_dtypes.finfo(dtype).max:
+            raise ValueError(f"{what} holds {float(np.abs(finite).max()):g}, which overflows {dtype}; "
                              f"declare a wider dtype")
     return arr.astype(dtype)
 
@@ -128,16 +135,12 @@ def param_array(name: str, value: Any, dtype, shape: tuple, device: bool = False
     arr = value if isinstance(value, np.ndarray) else None
     if arr is not None and arr.shape != shape:
         raise ValueError(f"parameter {name!r} has shape {arr.shape}, expected {shape}")
-    if arr is not None and arr.dtype != dtype and _is_float(arr.dtype) and _is_float(dtype):
+    if arr is not None and arr.dtype != dtype and _kind(arr.dtype) == "f" == _kind(dtype):
         return arr.astype(dtype)
     arr = cast_exact(value, dtype, f"parameter {name!r}")
     if arr.shape != shape:
         raise ValueError(f"parameter {name!r} has shape {arr.shape}, expected {shape}")
     return arr
-
-
-def _is_float(dtype) -> bool:
-    return np.dtype(dtype).kind == "f" or np.issubdtype(np.dtype(dtype), np.floating)
 
 
 def check_udf_result(callee: str, out: Any, shapes: Sequence[tuple], dtypes: Sequence) -> tuple:

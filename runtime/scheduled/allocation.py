@@ -291,7 +291,7 @@ class StoreAllocator:
         if dead is not None and tuple(dead.shape) == tuple(shape) and dead.dtype == dtype:
             self.reuses += 1
             return _zeros_in_place(dead)
-        return device_zeros(tuple(shape), dtype.str)
+        return device_zeros(tuple(shape), dtype.name)
 
     def describe_store(self, key: str) -> tuple:
         """(name, label, kind) of a store key, for the memory report."""

@@ -20,6 +20,7 @@ from mlir import ir
 
 from tidal.dialects import enums
 from tidal.dialects.attrs import expr_text
+from tidal.dialects.element_types import NUMPY_DTYPES, dense_array, is_float
 from tidal.lowering.graph import Graph, Node, read_island
 from tidal.symbolic import Expr, parse
 
@@ -27,8 +28,7 @@ from .. import cpu_kernels, kernels as K
 
 __all__ = ["OpDef", "decode", "DTYPES", "REDUCE_IDENTITY", "INDEXING"]
 
-DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
-          "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+DTYPES = NUMPY_DTYPES   # MLIR element type -> NumPy dtype, bf16 included
 HOST_ONLY = {"udf", "constant", "param", "input"}
 # Ops that read an index tensor (operand 1). On NumPy they check its range;
 # a jitted kernel cannot raise, so it folds the indices' range into an
@@ -46,7 +46,7 @@ def REDUCE_IDENTITY(kind: str, dtype) -> Any:
         return dtype.type(0)
     if kind in ("prod", "all"):
         return dtype.type(1)
-    big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max if dtype.kind in "iu" else True
+    big = np.inf if is_float(dtype) else np.iinfo(dtype).max if dtype.kind in "iu" else True
     return dtype.type(-big if kind == "max" else big) if dtype.kind != "b" else dtype.type(kind == "min")
 
 
@@ -75,12 +75,9 @@ def _int(op, name):
 
 
 def _dense(op) -> np.ndarray:
-    attr = ir.DenseElementsAttr(op.attributes["value"])
-    if isinstance(attr.type.element_type, ir.IntegerType) and attr.type.element_type.width == 1:
-        return np.array(attr).reshape(tuple(attr.type.shape))   # bit-packed bools: unpacked
-    # a read-only view of the attribute's storage (which the view keeps alive): weights are
-    # not copied once more
-    return np.asarray(attr).reshape(tuple(attr.type.shape))
+    # numbers: a read-only view of the attribute's storage (which the view keeps alive), so
+    # weights are not copied once more; bf16 is a copy of its raw bytes, bools unpacked
+    return dense_array(op.attributes["value"])
 
 
 def _shape_scalars(graph: Graph, node: Node, result: int = 0) -> list[tuple[str, Expr]]:

@@ -112,7 +112,7 @@ def pack_buffers(stores: dict, keys: list[str], written: set[str]) -> tuple[dict
                 out[key] = data.dense
             elif key in written and not isinstance(data, DenseSlots) and not data:
                 caps, shape, dtype = store.layout
-                zeros.append((key, tuple(caps) + tuple(shape), dtype.str))
+                zeros.append((key, tuple(caps) + tuple(shape), dtype.name))
             else:
                 pending.append((key, store))
             continue
@@ -160,7 +160,7 @@ def _pack_points(point_stores: list) -> list:
         points = data.written if isinstance(data, DenseSlots) else data
         axes = _axes(store)
         slots = np.asarray([dense_slot(p, axes) for p in points], dtype=np.int64).reshape(len(points), len(caps))
-        specs.append((tuple(caps) + tuple(shape), dtype.str, len(points), len(caps), base is not None))
+        specs.append((tuple(caps) + tuple(shape), dtype.name, len(points), len(caps), base is not None))
         bases.append(base)
         entries.append((slots, list(points.values())))
     return helper_jit(_packed, (0,))(tuple(specs), bases, entries)

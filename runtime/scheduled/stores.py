@@ -176,7 +176,7 @@ class ArrayStore:
         elif xp is np or host:
             self.buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
         else:
-            self.buf = device_zeros(tuple(caps) + self.shape, self.dtype.str)
+            self.buf = device_zeros(tuple(caps) + self.shape, self.dtype.name)
         self.window_axis = self.modes.index("window") if "window" in self.modes else None
         self._reader = None
         self._writer = None

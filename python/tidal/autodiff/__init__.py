@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tidal.frontend.dtypes import is_float
+
 from .core import grad
 
 __all__ = ["grad", "backward", "grad_of", "mark_parameter", "is_parameter", "parameters_of"]
@@ -42,7 +44,7 @@ def mark_parameter(x: Any) -> Any:
 
 def is_parameter(x: Any) -> bool:
     """Marked by `mark_parameter` (td.nn parameters), or a floating-point `td.param`."""
-    return id(x) in _table(x.program, "_autodiff_params") or (x.op == "param" and x.dtype.kind == "f")
+    return id(x) in _table(x.program, "_autodiff_params") or (x.op == "param" and is_float(x.dtype))
 
 
 def parameters_of(program: Any) -> list:
@@ -50,7 +52,7 @@ def parameters_of(program: Any) -> list:
     out, marked = [], _table(program, "_autodiff_params")
     for node in program.nodes:
         for x in node.outputs:
-            if id(x) in marked or (node.op == "param" and x.dtype.kind == "f"):
+            if id(x) in marked or (node.op == "param" and is_float(x.dtype)):
                 out.append(x)
     return out
 

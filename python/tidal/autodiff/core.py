@@ -35,6 +35,7 @@ from typing import Any, NamedTuple, Sequence
 from tidal.symbolic import TRUE, Expr, Or, simplify
 
 from tidal.frontend import creation as C
+from tidal.frontend.dtypes import is_float as dtype_is_float
 from tidal.frontend.errors import TidalError
 from tidal.frontend.indexing import temporal_index
 from tidal.frontend.program import Program, current_program
@@ -50,7 +51,7 @@ class Contrib(NamedTuple):
 
 
 def is_float(x: RecurrentTensor) -> bool:
-    return x.dtype.kind == "f"
+    return dtype_is_float(x.dtype)
 
 
 def _deps(x: RecurrentTensor) -> list:

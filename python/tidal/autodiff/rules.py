@@ -21,6 +21,7 @@ from tidal.frontend import creation as C
 from tidal.frontend import ops_elementwise as E
 from tidal.frontend import ops_reduce as R
 from tidal.frontend import ops_shape as S
+from tidal.frontend.dtypes import is_float
 from tidal.frontend.errors import TidalError
 from tidal.frontend.shapes import static
 from tidal.frontend.tensor import RecurrentTensor
@@ -86,7 +87,7 @@ def _tie(a, b, g, strict):
 def _binary(node, y, g, needed):
     kind = node.attrs["kind"]
     a, b = node.inputs
-    if y.dtype.kind != "f":
+    if not is_float(y.dtype):
         return [None, None]
     ga = gb = None
     if kind == "add":
@@ -128,7 +129,7 @@ def _where(node, y, g, needed):
 
 def _cast(node, y, g, needed):
     x = node.inputs[0]
-    return [E.astype(g, x.dtype) if x.dtype.kind == "f" else None]
+    return [E.astype(g, x.dtype) if is_float(x.dtype) else None]
 
 
 # -- reductions, scans, matmul ------------------------------------------------------------

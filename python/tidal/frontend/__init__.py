@@ -14,6 +14,7 @@ from .creation import (arange, bernoulli, constant, full, full_like, input, ones
                        rand, randn, recurrent, symbol, tensor, udf, zeros, zeros_like)
 from .compile_cache import clear as clear_compile_cache, enable_persistent_cache
 from .compile_pipeline import DEFAULT_SDG_PASSES, default_passes
+from .dtypes import BFLOAT16 as bfloat16
 from .errors import SourceLocation, TidalError
 from .executable import Executable, backends
 from .indexing import Masked
@@ -48,7 +49,7 @@ _set_user_error_hook(_symbolic_user_error)
 __all__ = [
     "Program", "current_program", "RecurrentTensor", "Node", "Case", "Masked", "TidalError",
     "SourceLocation", "Executable", "backends", "clear_compile_cache", "enable_persistent_cache",
-    "DEFAULT_SDG_PASSES", "default_passes",
+    "DEFAULT_SDG_PASSES", "default_passes", "bfloat16",
     "input", "param", "recurrent", "constant", "tensor", "zeros", "ones", "full", "zeros_like",
     "ones_like", "full_like", "arange", "rand", "randn", "bernoulli", "symbol", "udf",
     "max", "min", "abs", "add", "astype", "ceil", "clamp", "cos", "div", "eq", "exp", "floor",

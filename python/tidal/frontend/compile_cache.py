@@ -29,6 +29,7 @@ import numpy as np
 from mlir import ir
 
 from tidal import config
+from tidal.dialects.element_types import dense_array
 
 __all__ = ["program_key", "lookup", "store", "clear", "enable_persistent_cache", "CAPACITY"]
 
@@ -52,7 +53,7 @@ def program_key(rt_module: Any, backend: str, passes: tuple, udfs: dict) -> tupl
         for i in range(len(attrs)):
             attr = attrs[i].attr
             if isinstance(attr, ir.DenseElementsAttr):   # what the text elided
-                digest.update(np.ascontiguousarray(np.array(attr)).tobytes())
+                digest.update(np.ascontiguousarray(dense_array(attr)).tobytes())
         return ir.WalkResult.ADVANCE
 
     op.walk(visit, ir.WalkOrder.PRE_ORDER)

@@ -27,6 +27,15 @@ NumPy says float64), and an operation that turns integers into floats
 (`int / int`, `exp(int32)`, `mean`) gives the default float32 unless NumPy
 picks a narrower one (`np.exp` of int8 is float16). float64 only comes from
 float64. Otherwise which dtype an operation computes in is asked from NumPy.
+
+bfloat16 (`td.bfloat16`, `"bfloat16"`, `"bf16"`: `ml_dtypes.bfloat16`, the NumPy
+dtype jax.numpy uses; its NumPy kind is "V", so `is_float` says whether a dtype
+is a float) promotes as in JAX, which NumPy does not know (`np.result_type`
+raises for bfloat16 with float16 or an int): with float16 it gives float32, with
+float32 or float64 the wider one, with ints and bools bfloat16; weak scalars keep
+it (`bf16 tensor * 0.5` is bfloat16). A function of bfloat16 is bfloat16
+(`exp`, `mean`, `softmax`); sums, products, their scans and matmuls of
+bfloat16 accumulate in float32 and round the result to bfloat16, on every backend.
 """
 from __future__ import annotations
 
@@ -35,25 +44,24 @@ from typing import Any
 
 import numpy as np
 
+from tidal.dialects.element_types import BFLOAT16, MLIR_NAMES, NUMPY_DTYPES, is_float
+
 from .errors import TidalError
 
-__all__ = ["as_dtype", "mlir_name", "promote", "weak_kind", "is_weak_scalar", "is_python_scalar",
-           "DEFAULT_FLOAT", "INDEX", "BOOL", "ufunc_result", "reduction_result"]
+__all__ = ["as_dtype", "mlir_name", "promote", "weak_kind", "is_weak_scalar", "is_python_scalar", "is_float",
+           "DEFAULT_FLOAT", "INDEX", "BOOL", "BFLOAT16", "ufunc_result", "reduction_result"]
 
-_MLIR = {
-    np.dtype(np.bool_): "i1", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
-    np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.float16): "f16",
-    np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
-}
-_FROM_MLIR = {v: k for k, v in _MLIR.items()}
+_MLIR = MLIR_NAMES
+_FROM_MLIR = NUMPY_DTYPES
 DEFAULT_FLOAT = np.dtype(np.float32)
 INDEX = np.dtype(np.int64)
 BOOL = np.dtype(np.bool_)
+F16 = np.dtype(np.float16)
 _SUPPORTED = ", ".join(str(d) for d in _MLIR)
 
 
 def as_dtype(value: Any, what: str = "dtype") -> np.dtype:
-    """A supported NumPy dtype from a name (`"float32"`, `"f32"`), type or dtype."""
+    """A supported NumPy dtype from a name (`"float32"`, `"f32"`, `"bfloat16"`), type or dtype."""
     if isinstance(value, str) and value in _FROM_MLIR:
         return _FROM_MLIR[value]
     try:
@@ -81,7 +89,7 @@ def is_weak_scalar(value: Any) -> bool:
     """Operands typed by their kind only: Python and NumPy bool/int/float scalars
     (not arrays, not 0-d arrays)."""
     if isinstance(value, np.generic):
-        return value.dtype.kind in "biuf"
+        return value.dtype.kind in "biuf" or value.dtype == BFLOAT16
     return is_python_scalar(value)
 
 
@@ -98,6 +106,17 @@ def _kind(dt: np.dtype) -> int:
     return 0 if dt.kind == "b" else 1 if dt.kind in "iu" else 2
 
 
+def _promote_floats(floats: list[np.dtype]) -> np.dtype:
+    """JAX's lattice on floats: bfloat16 and float16 meet at float32 (NumPy has no rule)."""
+    others = [d for d in floats if d != BFLOAT16]
+    if len(others) == len(floats):
+        return np.result_type(*floats)
+    if not others:
+        return BFLOAT16
+    wider = np.result_type(*others)
+    return DEFAULT_FLOAT if wider == F16 else wider
+
+
 _WEAK_DEFAULT = {0: BOOL, 1: INDEX, 2: DEFAULT_FLOAT}
 _WEAK_RAISE = {1: INDEX, 2: DEFAULT_FLOAT}
 
@@ -105,9 +124,9 @@ _WEAK_RAISE = {1: INDEX, 2: DEFAULT_FLOAT}
 def promote(strong: list[np.dtype], weak_kinds: list[int] = ()) -> np.dtype:
     """The common dtype of tensors (`strong`) and weak scalars of `weak_kinds`."""
     if strong:
-        floats = [d for d in strong if np.dtype(d).kind == "f"]
+        floats = [np.dtype(d) for d in strong if is_float(d)]
         try:  # integers meeting floats take the floats' dtype (PyTorch, JAX): i64 + f32 is f32
-            base = np.result_type(*(floats or strong))
+            base = _promote_floats(floats) if floats else np.result_type(*strong)
         except TypeError as e:
             raise TidalError(f"cannot promote dtypes {', '.join(map(str, strong))}: {e}") from None
     else:
@@ -128,7 +147,7 @@ def check_scalar_fits(value: Any, dt: np.dtype) -> None:
         if not info.min <= int(value) <= info.max:
             kind = "Python int" if isinstance(value, int) else f"NumPy {np.asarray(value).dtype}"
             raise TidalError(f"the {kind} {value} does not fit in {dt}",
-                             f"cast the tensor to a wider dtype (e.g. .astype('int64')) first")
+                             "cast the tensor to a wider dtype (e.g. .astype('int64')) first")
 
 
 _PROBE_CACHE: dict = {}

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from tidal.dialects.element_types import dense_attr
 from tidal.symbolic import Expr, to_text
 
 from . import dtypes as dt
@@ -56,6 +57,8 @@ def dense(arr: np.ndarray) -> str:
     if arr.dtype == np.bool_:
         body = ("true" if arr.reshape(-1)[0] else "false") if arr.ndim == 0 else _nested(arr)
         return f"dense<{body}> : {ty}"
+    if arr.dtype == dt.BFLOAT16:   # its bits as uint16, which NumPy orders little-endian below
+        arr = arr.view(np.uint16)
     data = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
     return f'dense<"0x{data.hex().upper()}"> : {ty}'
 
@@ -88,7 +91,7 @@ def _value_text(arr: np.ndarray, large: list | None) -> str:
         return dense(arr)
     large.append(arr)
     ty = "tensor<" + "".join(f"{n}x" for n in arr.shape) + dt.mlir_name(arr.dtype) + ">"
-    return f"dense<{'0.0' if arr.dtype.kind == 'f' else '0'}> : {ty}"
+    return f"dense<{'0.0' if dt.is_float(arr.dtype) else '0'}> : {ty}"
 
 
 def _node(node: Node, large: list | None = None) -> str:
@@ -216,8 +219,7 @@ def _set_large_values(module: ir.Module, large: list) -> None:
     for op, arr in zip(ops, large):
         if arr is not None:
             old = op.attributes["value"]
-            new = ir.DenseElementsAttr.get(np.ascontiguousarray(arr), type=old.type.element_type)
-            op.attributes["value"] = new
+            op.attributes["value"] = dense_attr(arr, old.type.element_type)
 
 
 def print_module(module: ir.Module, locations: bool = True) -> str:

@@ -100,7 +100,7 @@ def constant(program: Program, value: Any, dtype: np.dtype | None = None) -> Rec
         with np.errstate(all="ignore"):
             arr = arr.astype(dtype)
     arr = np.array(arr, order="C")
-    key = (dtype.str, arr.shape, arr.tobytes())
+    key = (dtype.name, arr.shape, arr.tobytes())
     found = program._constants.get(key)
     if found is not None:
         return found

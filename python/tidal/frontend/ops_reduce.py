@@ -218,7 +218,7 @@ def linear_scan(a: Any, b: Any, dim: int = 0, reverse: bool = False) -> Recurren
 
     program = resolve_program([a, b], "linear_scan")
     compute = common_dtype(a, b)
-    if not np.issubdtype(np.dtype(compute), np.floating):
+    if not dt.is_float(compute):
         compute = dt.ufunc_result(np.exp, compute)
     x = astype(lift(b, program, compute), compute)
     c = astype(lift(a, program, compute), compute)

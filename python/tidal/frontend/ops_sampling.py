@@ -86,7 +86,7 @@ def categorical(logits: Any, dim: int = -1, seed: int | None = None, domain: Any
     if x.ndim == 0:
         raise TidalError("categorical needs logits of rank >= 1, got a scalar",
                          "the categories lie along `dim`")
-    if x.dtype.kind not in "fiub":
+    if x.dtype.kind not in "iub" and not dt.is_float(x.dtype):
         raise TidalError(f"categorical needs numeric logits, got {x.dtype}", "pass float logits")
     d = norm_dim(dim, x.ndim, "categorical dim")
     n = _check_categories(x, d, "categorical")
@@ -129,7 +129,7 @@ def multinomial(probs: Any, num_samples: int = 1, replacement: bool = True, seed
     if not replacement and num_samples != 1:
         raise TidalError("multinomial without replacement is not supported for num_samples > 1",
                          "use replacement=True (the default), or draw one sample")
-    if x.dtype.kind not in "fiub":
+    if x.dtype.kind not in "iub" and not dt.is_float(x.dtype):
         raise TidalError(f"multinomial needs numeric probabilities, got {x.dtype}", "pass floats")
     d = x.ndim - 1
     n = _check_categories(x, d, "multinomial")

@@ -6,6 +6,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from tidal.frontend import creation as C
+from tidal.frontend.dtypes import is_float
 from tidal.frontend.errors import TidalError
 from tidal.frontend.program import current_program
 from tidal.frontend.tensor import RecurrentTensor
@@ -71,7 +72,7 @@ def parameter(name: str, value: Any, domain: Any = (), dim: Any = None,
     program = current_program(what="td.nn.parameter")
     arr = np.asarray(value)
     if dtype is None:
-        dtype = arr.dtype if arr.dtype.kind == "f" else np.float32
+        dtype = arr.dtype if is_float(arr.dtype) else np.float32
     arr = arr.astype(dtype)
     name = unique_name(program, name)
     dom = program.as_domain(domain, f"domain of parameter {name!r}")
@@ -105,7 +106,7 @@ def given_tensor(value: Any, shape: tuple, what: str, dtype: Any = None, transpo
         if got != shape:
             raise TidalError(f"{what} has shape {_shape_text(tuple(value.shape))}, expected "
                              f"{_shape_text(shape)}", _transpose_hint(got, shape, transpose_hint))
-        if value.dtype.kind != "f":
+        if not is_float(value.dtype):
             raise TidalError(f"{what} has dtype {value.dtype}, expected a floating-point dtype",
                              "declare it float32 (or cast it with .astype('float32'))")
         return value
@@ -113,7 +114,7 @@ def given_tensor(value: Any, shape: tuple, what: str, dtype: Any = None, transpo
         arr = np.asarray(value)
     except (ValueError, TypeError) as e:
         raise TidalError(f"{what} is not an array: {e}", "pass a NumPy array") from None
-    if arr.dtype.kind != "f":
+    if not is_float(arr.dtype):
         raise TidalError(f"{what} has dtype {arr.dtype}, expected a floating-point array",
                          "pass float32 weights (e.g. W.astype(np.float32))")
     if arr.shape != shape:

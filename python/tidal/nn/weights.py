@@ -7,9 +7,11 @@
 A safetensors file is parsed with NumPy alone: an 8-byte little-endian header
 length N, N bytes of JSON `{name: {"dtype": "F32", "shape": [..],
 "data_offsets": [begin, end]}, "__metadata__": {...}}` (offsets relative to the
-end of the header), then the raw little-endian bytes. bfloat16 tensors (which
-NumPy lacks) are widened to float32 exactly. Malformed files are
-`TidalError`s naming the file and the tensor.
+end of the header), then the raw little-endian bytes. BF16 tensors are widened
+to float32 exactly, or kept as `td.bfloat16` (`ml_dtypes.bfloat16`) arrays with
+`load_weights(path, keep_bfloat16=True)`; `save_weights` writes bfloat16 arrays
+as BF16 (an `.npz` cannot hold them: NumPy saves them as raw void data).
+Malformed files are `TidalError`s naming the file and the tensor.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from tidal.frontend.dtypes import BFLOAT16
 from tidal.frontend.errors import TidalError
 
 __all__ = ["load_weights", "save_weights", "SAFETENSORS_DTYPES"]
@@ -30,18 +33,20 @@ SAFETENSORS_DTYPES = {
     "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?",
 }
 _NAMES = {np.dtype(v).newbyteorder("="): k for k, v in SAFETENSORS_DTYPES.items()}
+_NAMES[BFLOAT16] = "BF16"
 _MAX_HEADER = 100 * 2 ** 20
 
 
-def load_weights(path: Any) -> dict[str, np.ndarray]:
+def load_weights(path: Any, keep_bfloat16: bool = False) -> dict[str, np.ndarray]:
     """{name: array} from a `.npz` or `.safetensors` file (chosen by the suffix;
-    any other suffix is sniffed: a zip archive is read as npz)."""
+    any other suffix is sniffed: a zip archive is read as npz). BF16 tensors
+    come back as float32, or as bfloat16 with `keep_bfloat16=True`."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise TidalError(f"no weights file {path!r}", "give the path of a .npz or .safetensors file")
     if path.endswith(".npz") or (not path.endswith(".safetensors") and zipfile.is_zipfile(path)):
         return _load_npz(path)
-    return _load_safetensors(path)
+    return _load_safetensors(path, keep_bfloat16)
 
 
 def save_weights(path: Any, state: Mapping[str, Any]) -> str:
@@ -54,12 +59,16 @@ def save_weights(path: Any, state: Mapping[str, Any]) -> str:
                              "use names like 'layers.0.attn.q.weight'")
         arrays[name] = np.ascontiguousarray(value)
     if path.endswith(".npz"):
+        bf16 = [name for name, arr in arrays.items() if arr.dtype == BFLOAT16]
+        if bf16:
+            raise TidalError(f"weight {bf16[0]!r} is bfloat16, which an .npz file cannot hold "
+                             "(NumPy would save raw void data)", "save as .safetensors, or cast to float32")
         np.savez(path, **arrays)
         return path
     header: dict[str, Any] = {}
     offset = 0
     for name, arr in arrays.items():
-        key = arr.dtype.newbyteorder("=") if arr.dtype.byteorder != "|" else arr.dtype
+        key = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in "|=" else arr.dtype
         if key not in _NAMES:
             raise TidalError(f"weight {name!r} has dtype {arr.dtype}, which safetensors cannot hold",
                              f"use one of {sorted(SAFETENSORS_DTYPES)} (or save as .npz)")
@@ -72,6 +81,8 @@ def save_weights(path: Any, state: Mapping[str, Any]) -> str:
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
         for arr in arrays.values():
+            if arr.dtype == BFLOAT16:   # its bits as uint16, which NumPy orders little-endian
+                arr = arr.view(np.uint16)
             f.write(arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes())
     return path
 
@@ -84,7 +95,7 @@ def _load_npz(path: str) -> dict[str, np.ndarray]:
         raise TidalError(f"cannot read the npz file {path!r}: {e}", "write it with np.savez") from None
 
 
-def _load_safetensors(path: str) -> dict[str, np.ndarray]:
+def _load_safetensors(path: str, keep_bfloat16: bool = False) -> dict[str, np.ndarray]:
     with open(path, "rb") as f:
         raw = f.read()
 
@@ -125,6 +136,7 @@ def _load_safetensors(path: str) -> dict[str, np.ndarray]:
                       f"({count * dtype.itemsize} bytes; {len(data)} bytes of data)")
         arr = np.frombuffer(data[begin:end], dtype=dtype).reshape(shape)
         if kind == "BF16":
-            arr = (arr.astype(np.uint32) << 16).view(np.float32)
-        out[name] = arr.astype(arr.dtype.newbyteorder("="))
+            arr = arr.astype(np.uint16)   # native order
+            arr = arr.view(BFLOAT16) if keep_bfloat16 else (arr.astype(np.uint32) << 16).view(np.float32)
+        out[name] = arr.astype(arr.dtype.newbyteorder("=")) if arr.dtype != BFLOAT16 else arr
     return out

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from tidal.frontend import creation as C
 from tidal.frontend import ops_elementwise as E
+from tidal.frontend.dtypes import is_float
 from tidal.frontend.errors import TidalError
 from tidal.frontend.graph import resolve_program
 from tidal.frontend.tensor import RecurrentTensor
@@ -67,7 +68,7 @@ class Optimizer:
                              "or a td.nn module with domain=(i,)")
         if not p.cases:
             raise TidalError(f"{describe(p)} has no initial case", f"define {describe(p)}[0] = init first")
-        if p.dtype.kind != "f":
+        if not is_float(p.dtype):
             raise TidalError(f"{describe(p)} has dtype {p.dtype}; only floating-point tensors train",
                              "use a float dtype")
 

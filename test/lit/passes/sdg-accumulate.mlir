@@ -78,3 +78,25 @@ sdg.graph @refused dims [i < I, t < T] {
   sdg.output "a4" %a4[i, t] domain [i, t] : !tidal.tensor<[3], f32>
   sdg.output "a5" %a5[i] domain [i] : !tidal.tensor<[3], i1>
 }
+
+// -----
+
+// A bf16 sum carries in f32 (in bf16, 256 + 1 is 256): the points are cast to
+// f32, the readers read the last running value cast back to bf16. A max stays
+// in bf16 (it does not round).
+// CHECK-LABEL: sdg.graph @bf16
+// CHECK: %[[X:.*]] = sdg.input "x" domain [i, t] : !tidal.tensor<[2], bf16>
+// CHECK: %[[W:.*]] = sdg.cast %[[X]][i, t] domain [i, t] : (!tidal.tensor<[2], bf16>) -> !tidal.tensor<[2], f32>
+// CHECK: %[[S:.*]] = sdg.merge %[[W]][i, 0] if <t eq 0>, %[[A:.*]][i, t] if <true> domain [i, t] : ({{.*}}) -> !tidal.tensor<[2], f32>
+// CHECK: %[[A]] = sdg.binary add %[[S]][i, t - 1], %[[W]][i, t] domain [i, t]
+// CHECK: %[[B:.*]] = sdg.cast %[[S]][i, T - 1] domain [i] : (!tidal.tensor<[2], f32>) -> !tidal.tensor<[2], bf16>
+// CHECK: %[[M:.*]] = sdg.merge %[[X]][i, 0] if <t eq 0>, %{{.*}}[i, t] if <true> domain [i, t] : ({{.*}}) -> !tidal.tensor<[2], bf16>
+// CHECK: sdg.output "s" %[[B]][i] domain [i]
+// CHECK: sdg.output "m" %[[M]][i, T - 1] domain [i]
+sdg.graph @bf16 dims [i < I, t < T] {
+  %x = sdg.input "x" domain [i, t] : !tidal.tensor<[2], bf16>
+  %s = sdg.reduce sum [0] %x[i, 0:T] domain [i] : (!tidal.tensor<[2], bf16>) -> !tidal.tensor<[2], bf16>
+  %m = sdg.reduce max [0] %x[i, 0:T] domain [i] : (!tidal.tensor<[2], bf16>) -> !tidal.tensor<[2], bf16>
+  sdg.output "s" %s[i] domain [i] : !tidal.tensor<[2], bf16>
+  sdg.output "m" %m[i] domain [i] : !tidal.tensor<[2], bf16>
+}
