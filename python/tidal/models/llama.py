@@ -89,7 +89,7 @@ class _Block(Module):
         if mask is not None:
             scores = S.reshape(scores, B, Hkv, G, n, K.shape[0])
             scores = S.reshape(E.where(mask, scores, -np.inf), B, Hkv, G * n, K.shape[0])
-        w = R.softmax(scores, -1)
+        w = E.astype(R.softmax(E.astype(scores, np.float32), -1), scores.dtype)   # in float32, as HF
         out = S.reshape(R.matmul(w, S.permute(V, 1, 2, 0, 3)), B, Hkv, G, n, dh)   # (B, Hkv, G, n, dh)
         return S.reshape(S.permute(out, 3, 0, 1, 2, 4), n, B, c.num_attention_heads * dh)
 
@@ -150,13 +150,15 @@ class Llama:
         return cls(config, weights, dtype=dtype, backend=backend)
 
     # -- the program -------------------------------------------------------------------
-    def program(self, batch: int, window: int | None = None, sample: tuple | None = None) -> Program:
+    def program(self, batch: int, window: int | None = None, sample: tuple | None = None,
+                logits: bool = False) -> Program:
         """The generation program for `batch` sequences (see the module doc):
-        bounds P, N; inputs "prompt" (P, batch) int64 and "eos" () int64;
-        output "tokens" (N, batch)."""
+        bounds L (the padded prompt rows) and N; inputs "prompt" (L, batch),
+        "length" () and "eos" () int64; output "tokens" (N, batch). With
+        `logits`, the prefill alone, output "logits" (L, batch, vocab) (float32)."""
         cfg, dtype = self.config, self.dtype
-        with Program("llama_generate") as p:
-            (s, L), (u, N) = p.dims(("s", "L"), ("u", "N"))
+        with Program("llama_logits" if logits else "llama_generate") as p:
+            (s, L), = p.dims(("s", "L"))
             params = {name: C.param(name, shape=shape, dtype=dtype) for name, shape in cfg.weight_shapes().items()}
             embed = Embedding(cfg.vocab_size, cfg.hidden_size, weight=params["model.embed_tokens.weight"])
             blocks = [_Block(cfg, params, i, dtype) for i in range(cfg.num_hidden_layers)]
@@ -165,7 +167,6 @@ class Llama:
                           weight=params["model.embed_tokens.weight" if cfg.tie_word_embeddings else "lm_head.weight"])
             prompt = C.input("prompt", shape=(L, batch), dtype="int64")   # padded to L rows
             length = C.input("length", shape=(), dtype="int64")           # P, the prompt's own length
-            eos = C.input("eos", shape=(), dtype="int64")
 
             # prefill: all L prompt rows in one pass (causal mask); rows >= P are padding,
             # never read: the first token comes from row P - 1, and decoding masks them
@@ -179,7 +180,12 @@ class Llama:
                 q, k, v = block.project(x, positions)
                 x = block.finish(x, block.attend(q, k, v, mask))
                 cache.append((k, v))
+            if logits:
+                p.output("logits", E.astype(head(norm(x)), np.float32))
+                return p
             first = _pick(head(norm(S.index_select(x, 0, length - 1))), sample)
+            (u, N), = p.dims(("u", "N"))
+            eos = C.input("eos", shape=(), dtype="int64")
 
             tok = C.recurrent(shape=(batch,), dtype="int64", domain=(u,), name="tok")
             done = C.recurrent(shape=(batch,), dtype="bool", domain=(u,), name="done")
@@ -216,6 +222,38 @@ class Llama:
             self._executables[key] = exe
         return exe
 
+    def logits(self, prompt_ids: Any, window: int | None = None) -> np.ndarray:
+        """float32 logits (B, P, vocab) at every prompt position (a forward pass,
+        as Hugging Face's `model(ids).logits`)."""
+        prompt = self._check_prompt(prompt_ids)
+        key = ("logits", prompt.shape[0], window)
+        exe = self._executables.get(key)
+        if exe is None:
+            exe = self.program(prompt.shape[0], window, logits=True).compile(backend=self.backend)
+            exe.load_state_dict(self.weights)
+            self._executables[key] = exe
+        rows, P = self._rows(prompt), prompt.shape[1]
+        out = exe.run(bounds={"L": rows.shape[0]}, inputs={"prompt": rows, "length": np.array(P, np.int64)})
+        return np.asarray(out["logits"])[:P].transpose(1, 0, 2)
+
+    def _check_prompt(self, prompt_ids: Any) -> np.ndarray:
+        prompt = np.asarray(prompt_ids)
+        if prompt.ndim == 1:
+            prompt = prompt[None]
+        if prompt.ndim != 2 or prompt.shape[1] < 1 or prompt.dtype.kind not in "iu":
+            raise model_error(f"prompt_ids must be integer token ids of shape (batch, length >= 1), got "
+                              f"{prompt.dtype} {prompt.shape}", "pass e.g. np.array([[1, 15043, 29892]])")
+        if prompt.size and (prompt.min() < 0 or prompt.max() >= self.config.vocab_size):
+            raise model_error(f"prompt_ids hold ids outside [0, {self.config.vocab_size})", "check the tokenizer")
+        return prompt
+
+    @staticmethod
+    def _rows(prompt: np.ndarray) -> np.ndarray:
+        """The prompt as (bucket, B) rows, zero-padded: one compilation per bucket."""
+        rows = np.zeros((prompt_bucket(prompt.shape[1]), prompt.shape[0]), np.int64)
+        rows[:prompt.shape[1]] = prompt.T
+        return rows
+
     def generate(self, prompt_ids: Any, max_new_tokens: int, eos_token_id: int | None = None,
                  window: int | None = None, temperature: float = 0.0, seed: int = 0) -> np.ndarray:
         """Token ids (B, P + max_new_tokens): the prompt, then the generated tokens.
@@ -223,14 +261,7 @@ class Llama:
         with seeded draws. After a sequence emits `eos_token_id`, its later
         positions hold it. `window`: sliding-window attention over the last
         `window` positions."""
-        prompt = np.asarray(prompt_ids)
-        if prompt.ndim == 1:
-            prompt = prompt[None]
-        if prompt.ndim != 2 or prompt.shape[1] < 1 or prompt.dtype.kind not in "iu":
-            raise model_error(f"prompt_ids must be integer token ids of shape (batch, length >= 1), got "
-                             f"{prompt.dtype} {prompt.shape}", "pass e.g. np.array([[1, 15043, 29892]])")
-        if prompt.size and (prompt.min() < 0 or prompt.max() >= self.config.vocab_size):
-            raise model_error(f"prompt_ids hold ids outside [0, {self.config.vocab_size})", "check the tokenizer")
+        prompt = self._check_prompt(prompt_ids)
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
             raise model_error(f"max_new_tokens must be an int >= 1, got {max_new_tokens!r}", "e.g. max_new_tokens=32")
         if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
@@ -240,9 +271,7 @@ class Llama:
         sample = None if temperature == 0 else (float(temperature), int(seed))
         exe = self.executable(prompt.shape[0], window, sample)
         eos = -1 if eos_token_id is None else int(eos_token_id)
-        P = prompt.shape[1]
-        rows = np.zeros((prompt_bucket(P), prompt.shape[0]), np.int64)   # padded: one compilation per bucket
-        rows[:P] = prompt.T
+        rows, P = self._rows(prompt), prompt.shape[1]
         out = exe.run(bounds={"L": rows.shape[0], "N": int(max_new_tokens)},
                       inputs={"prompt": rows, "length": np.array(P, np.int64), "eos": np.array(eos, np.int64)})
         return np.concatenate([prompt.astype(np.int64), np.asarray(out["tokens"]).T], 1)

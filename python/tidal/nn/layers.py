@@ -161,7 +161,8 @@ class Embedding(Module):
 
 
 class RMSNorm(Module):
-    """x / sqrt(mean(x², last dim) + eps) * weight (weight: ones, or `weight=` given, shape (size,))."""
+    """x / sqrt(mean(x², last dim) + eps) * weight (weight: ones, or `weight=` given, shape (size,));
+    float16/bfloat16 x is normalised in float32."""
 
     def __init__(self, size: int, eps: float = 1e-6, *, weight: Any = None, domain: Any = (),
                  dim: Any = None, name: str = "rmsnorm", dtype: Any = None):
@@ -175,6 +176,12 @@ class RMSNorm(Module):
         self.eps = eps
 
     def forward(self, x: Any) -> RecurrentTensor:
+        """16-bit inputs are normalised in float32 and cast back before the weight
+        multiplies them (as Hugging Face's LlamaRMSNorm)."""
+        if isinstance(x, RecurrentTensor) and x.dtype.itemsize == 2:
+            h = E.astype(x, np.float32)
+            h = E.astype(h * E.rsqrt(R.mean(h * h, -1, keepdim=True) + self.eps), x.dtype)
+            return h * self.weight
         ms = R.mean(x * x, -1, keepdim=True)
         return x * E.rsqrt(ms + self.eps) * self.weight
 

@@ -129,3 +129,27 @@ def test_bad_checkpoints_are_clear_errors_at_the_callers_line(tmp_path, checkpoi
     raises("outside", model.generate, np.array([[5, 97]]), 3)
     raises("max_new_tokens", model.generate, np.array([[5, 6]]), 0)
     raises("window", model.generate, np.array([[5, 6]]), 2, None, 0)
+
+
+def test_logits_equal_the_reference_and_bfloat16_stays_close(tmp_path):
+    """A forward pass over the prompt: float32 logits equal the NumPy reference's;
+    a bfloat16 copy of the checkpoint gives logits within bf16's precision of them."""
+    config = tiny_config()
+    write_random_llama(str(tmp_path / "f32"), config, seed=20)
+    write_random_llama(str(tmp_path / "bf16"), config, dtype="bfloat16", seed=20)
+    prompt = np.random.default_rng(5).integers(0, 97, size=(2, 6))
+    f32 = Llama.from_pretrained(tmp_path / "f32").logits(prompt)
+    bf16_model = Llama.from_pretrained(tmp_path / "bf16")
+    assert str(bf16_model.dtype) == "bfloat16"
+    bf16 = bf16_model.logits(prompt)
+    # the reference's logits of the last prompt position (its first generated token)
+    _, want, _ = numpy_logits_margins(str(tmp_path / "f32"), prompt, 1, compute_dtype=np.float64)
+    np.testing.assert_allclose(f32[:, -1], want[:, 0], rtol=1e-4, atol=1e-4)
+    scale = np.abs(f32).max()
+    # bf16 weights (8 mantissa bits) and bf16 activations: relative error ~1e-2 of the logits' range
+    assert np.abs(bf16 - f32).max() < 0.05 * scale
+    assert (bf16.argmax(-1) == f32.argmax(-1)).mean() >= 0.75
+    upcast = Llama.from_pretrained(tmp_path / "bf16", dtype="float32")   # bf16 file, float32 compute
+    assert str(upcast.dtype) == "float32"
+    tokens = upcast.generate(prompt, 4)
+    _check_tokens(tokens, str(tmp_path / "bf16"), prompt, 4)
