@@ -93,6 +93,26 @@ class _Block(Module):
         out = S.reshape(R.matmul(w, S.permute(V, 1, 2, 0, 3)), B, Hkv, G, n, dh)   # (B, Hkv, G, n, dh)
         return S.reshape(S.permute(out, 3, 0, 1, 2, 4), n, B, c.num_attention_heads * dh)
 
+    def attend_step(self, q, Kp, Vp, seen, Kd, Vd):
+        """One decoding step's attention: queries q (B, Hkv, G, dh) over the prompt's
+        keys/values Kp, Vp (L, B, Hkv, dh) where `seen` (L,) holds, and over the
+        step's own window Kd, Vd (m, B, Hkv, dh), m varying with the step. The two
+        parts share one softmax (a common max and denominator), so no value of a
+        step-varying size is formed outside the reductions that consume it."""
+        c = self.cfg
+        B, Hkv, G, dh = q.shape
+        scale = 1.0 / math.sqrt(dh)
+        f32 = np.float32
+        s1 = E.astype(R.matmul(q, S.permute(Kp, 1, 2, 3, 0)) * scale, f32)     # (B, Hkv, G, L)
+        s1 = E.where(seen, s1, -np.inf)
+        s2 = E.astype(R.matmul(q, S.permute(Kd, 1, 2, 3, 0)) * scale, f32)     # (B, Hkv, G, m)
+        top = E.maximum(R.amax(s1, -1, keepdim=True), R.amax(s2, -1, keepdim=True))
+        e1, e2 = E.exp(s1 - top), E.exp(s2 - top)
+        den = R.sum(e1, -1, keepdim=True) + R.sum(e2, -1, keepdim=True)
+        w1, w2 = E.astype(e1 / den, q.dtype), E.astype(e2 / den, q.dtype)
+        out = R.matmul(w1, S.permute(Vp, 1, 2, 0, 3)) + R.matmul(w2, S.permute(Vd, 1, 2, 0, 3))   # (B, Hkv, G, dh)
+        return S.reshape(out, B, c.num_attention_heads * dh)
+
     def finish(self, x, attn):
         """The rest of the layer, given the attention's output attn (like x)."""
         x = x + self.o_proj(attn)
@@ -192,19 +212,15 @@ class Llama:
             tok[0] = first
             done[0] = first == eos
             # decode: token u at position P + u; it sees the prompt rows < P (and, with a
-            # window, > P + u - window) and its own keys kd[lo:u + 1]
+            # window, > P + u - window) and its own keys kd[lo:u + 1], read temporally
             lo = 0 if window is None else max_(0, u - window + 1)
             seen = positions < length
             if window is not None:
                 seen = seen & (positions > length + C.symbol(u - window))
-            mask = S.reshape(S.cat([seen, C.full((u + 1 - lo,), True, dtype="bool")], 0), 1, -1)
-            y = S.unsqueeze(embed(tok), 0)                 # (1, B, D)
+            y = embed(tok)                                 # (B, D)
             for block, (k, v) in zip(blocks, cache):
                 q, kd, vd = block.project(y, length + C.symbol(u))
-                kd, vd = S.squeeze(kd, 0), S.squeeze(vd, 0)
-                K, V = S.cat([k, kd[lo:u + 1]], 0), S.cat([v, vd[lo:u + 1]], 0)
-                y = block.finish(y, block.attend(q, K, V, mask))
-            y = S.squeeze(y, 0)
+                y = block.finish(y, block.attend_step(q, k, v, seen, kd[lo:u + 1], vd[lo:u + 1]))
             nxt = _pick(head(norm(y)), sample)
             tok[u + 1] = E.where(done, eos, nxt)
             done[u + 1] = done | (nxt == eos)
