@@ -31,7 +31,9 @@ from typing import Any
 __version__ = "0.1.0"
 
 _SYMBOLIC = ("Dim", "Expr", "Slice", "dims", "select", "simplify", "to_text")
-_SUBPACKAGES = ("autodiff", "nn", "optim")   # td.nn.Linear, td.optim.Adam, ...
+# td.nn.Linear, td.optim.Adam, td.models.Llama, ...; the layers below the frontend too, so
+# that `from tidal import config` in a layer imports that package, not the frontend
+_SUBPACKAGES = ("autodiff", "nn", "optim", "models", "config", "dialects", "passes", "lowering", "runtime")
 _AUTODIFF = ("grad",)                        # td.grad(loss, [W])
 
 

@@ -297,7 +297,8 @@ class LauncherGen:
             # exist on every backend: the jax one keeps host ops' results there).
             if not self.packable(node.index, result):
                 self.not_traced("a point store of varying shape")
-            value = value if self.traced else f"_own({value})"
+            if not self.traced and not value.startswith("_V"):   # constants and params own their buffers
+                value = f"_own({value})"
             lines.append(pad + self.point_set(name, self.point_slot(plan, steps), value))
             return
         self.not_traced("a host write into an array store")

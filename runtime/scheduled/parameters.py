@@ -7,6 +7,9 @@ params' shapes and dtypes; `ParameterTable.bind` converts a set of values
 once (to device arrays on a device backend) into a `Binding`, and every run
 given that binding reads its buffers in place: nothing is copied per run,
 and binding other values (new weights of the same shapes) recompiles nothing.
+A writeable array is copied once when bound (its owner may change it later); a
+read-only one (a memory-mapped checkpoint) is used in place, and on jax's CPU
+backend the device array aliases it: the weights are never copied.
 
 Param buffers are never donated: a param's launcher stores a reference to
 the bound array in the param's point store, and no kernel writes a param's store.
@@ -84,11 +87,13 @@ class ParameterTable:
         bound = {}
         for name, (_, dtype, shape, default) in self.specs.items():
             value = param_array(name, values[name], dtype, shape, device) if name in values else default
+            if isinstance(value, np.ndarray) and (value.flags.writeable or not value.flags.c_contiguous):
+                # the caller may change its array later: the binding keeps its own copy.
+                # Read-only arrays (a memory-mapped checkpoint) are used in place.
+                value = np.array(value, order="C")
             if device:
                 import jax
                 value = value if isinstance(value, jax.Array) else jax.device_put(value)
-            elif value.base is not None:   # a view (of a memory-mapped file, ...): owned once, here
-                value = np.array(value)
             bound[name] = value
         return Binding(bound)
 

@@ -202,11 +202,13 @@ def test_casts(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_param_constant_and_input_data(backend):
-    """bfloat16 data in a param printed as hex in the rt text (small), one given its
-    attribute from the buffer (large: emit.LARGE_ELEMENTS), a constant and an
-    input; outputs come back bfloat16 with exactly the sums NumPy rounds to."""
+    """bfloat16 data in params (declared in the rt text, bound at run time), in a
+    small constant (hex in the text) and a large one (its attribute set from the
+    buffer: emit.LARGE_ELEMENTS), and in an input; outputs come back bfloat16
+    with exactly the sums NumPy rounds to."""
     small = RNG.standard_normal((3, 4)).astype(BF16)
     large = RNG.standard_normal((32, 16)).astype(BF16)
+    table = RNG.standard_normal((32, 16)).astype(BF16)
     c = np.array([0.5, -1.25, 3.0, 1e-3], BF16)
     with td.Program("bf16_data") as p:
         (t, T), = p.dims("t")
@@ -215,14 +217,16 @@ def test_param_constant_and_input_data(backend):
         assert ws.dtype == wl.dtype == BF16
         p.output("small", ws + td.constant(c))
         p.output("large", wl + x[0, 0])
+        p.output("table", wl + td.constant(table))
         p.output("x", x + c)
     text = p.mlir(locations=False)
-    assert "tensor<3x4xbf16>" in text and "tensor<32x16xbf16>" in text
+    assert "!tidal.tensor<[3, 4], bf16>" in text and "tensor<4xbf16>" in text and "tensor<32x16xbf16>" in text
     X = RNG.standard_normal((3, 4)).astype(BF16)
     out = p.compile(backend=backend).run(bounds={T: 3}, inputs={"x": X})
     assert all(v.dtype == BF16 for v in out.values())
     np.testing.assert_array_equal(out["small"], small + c)
     np.testing.assert_array_equal(out["large"], large + X[0, 0])
+    np.testing.assert_array_equal(out["table"], large + table)
     np.testing.assert_array_equal(out["x"], X + c)
 
 
@@ -248,18 +252,23 @@ def test_hex_text_of_bfloat16_parses_back():
     assert "tensor<2x2xbf16>" in p.mlir(locations=False)
 
 
-def test_compile_cache_tells_bfloat16_weights_apart():
+def test_compile_cache_tells_bfloat16_constants_apart_and_shares_across_weights():
     """The compile cache digests dense attributes' bytes, bf16 ones too: equal
-    weights hit, other weights miss."""
-    def program(values):
+    constants hit, other constants miss. Params are bound at run time, so other
+    bf16 weights hit, and each executable computes with its own."""
+    def program(values, weights):
         with td.Program("bf16_cache") as p:
-            p.output("w", td.param("w", values) * 2)
+            p.output("w", td.param("w", weights) * td.constant(values))
         return p
     a = RNG.standard_normal((4, 4)).astype(BF16)
     b = a + np.asarray(1, BF16)
-    first, again, other = (program(v).compile(backend="numpy") for v in (a, a.copy(), b))
+    first, again, other = (program(v, a).compile(backend="numpy") for v in (a, a.copy(), b))
     assert not first.cache_hit and again.cache_hit and not other.cache_hit
-    np.testing.assert_array_equal(other.run(bounds={}, inputs={})["w"], b * np.asarray(2, BF16))
+    np.testing.assert_array_equal(other.run(bounds={}, inputs={})["w"], a * b)
+    reweighted = program(a, b).compile(backend="numpy")
+    assert reweighted.cache_hit and reweighted.compiled is first.compiled
+    np.testing.assert_array_equal(reweighted.run(bounds={}, inputs={})["w"], b * a)
+    np.testing.assert_array_equal(first.run(bounds={}, inputs={})["w"], a * a)
 
 
 def test_inputs_convert_as_other_floats():

@@ -73,7 +73,7 @@ def parameter(name: str, value: Any, domain: Any = (), dim: Any = None,
     arr = np.asarray(value)
     if dtype is None:
         dtype = arr.dtype if is_float(arr.dtype) else np.float32
-    arr = arr.astype(dtype)
+    arr = arr.astype(dtype, copy=False)   # no copy: the executable reads the values when it binds them
     name = unique_name(program, name)
     dom = program.as_domain(domain, f"domain of parameter {name!r}")
     if not dom:
