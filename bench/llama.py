@@ -15,11 +15,14 @@ llama3 scaling), 1.24 B parameters, 2.5 GB. Every system loads the same files:
   (the `[bench]` extra; not installable on every machine).
 
 Metrics per configuration (one process each, one thread, bench/harness.py):
-`load_s` (reading the checkpoint), `compile_s` (tidal: tracing and compiling;
-jax: lowering and compiling both jits), `first_token_s` (the first generate
-call's prefill and first token, compilation excluded), `ms_per_token` (a warm
-generate of T - P tokens after a P-token prompt, per generated token),
-`peak_rss_mb`, the weights' bytes, and the tokens (compared across systems).
+`load_s` (reading the checkpoint), `compile_s` (tidal: tracing and p.compile();
+both: the XLA compilations of the first generate calls, measured as their time
+minus a warm call's), `first_token_s` (a warm generate of one token: the prompt's
+prefill and its first token), `ms_per_token` (a warm generate of T - P tokens
+after a P-token prompt, per generated token), `peak_rss_mb`, the weights' bytes
+on disk, and the first 32 generated tokens (compared across systems). Each
+system runs with the weights in bfloat16 and, in a second row, upcast to float32
+at load (`dtype`).
 
     python bench/llama.py                       # T = 256, every system
     python bench/llama.py --T 256,2048 --only '"system": "tidal"'
@@ -89,37 +92,33 @@ def _prompt(T: int):
 
 
 def measure(cfg: dict) -> dict:
+    """load_s: reading the checkpoint; compile_s: tracing and compiling (tidal's p.compile)
+    plus the XLA compilations of the first generate call (its time minus a warm call's);
+    first_token_s: a warm generate of one token (the prompt's prefill and its first token);
+    ms_per_token: a warm generate of T - P tokens, per token."""
     import numpy as np
 
-    directory, T, system = cfg["dir"], cfg["T"], cfg["system"]
+    directory, T, system, dtype = cfg["dir"], cfg["T"], cfg["system"], cfg.get("dtype")
     prompt, n = _prompt(T), T - PROMPT
-    out: dict = {}
+    compile_s = 0.0
     if system == "tidal":
         from tidal.models import Llama
 
         t0 = time.perf_counter()
-        model = Llama.from_pretrained(directory)
-        t1 = time.perf_counter()
+        model = Llama.from_pretrained(directory, dtype=dtype)
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
         model.executable(BATCH)
-        t2 = time.perf_counter()
-        model.generate(prompt, 1)
-        t3 = time.perf_counter()
-        run = lambda: model.generate(prompt, n)   # noqa: E731
-        out.update(load_s=t1 - t0, compile_s=t2 - t1, first_token_s=t3 - t2)
+        compile_s = time.perf_counter() - t0
+        generate = lambda k: model.generate(prompt, k)   # noqa: E731
     elif system == "jax":
         import llama_jax as J
 
         t0 = time.perf_counter()
-        params = J.load(directory)
+        params = J.load(directory, dtype=dtype)
         config = J.read_config(directory)
-        t1 = time.perf_counter()
-        J.generate(params, config, prompt, 1)             # compiles prefill and decode (for n = 1)
-        J.generate(params, config, prompt, n)             # and for n
-        t2 = time.perf_counter()
-        J.generate(params, config, prompt, 1)
-        t3 = time.perf_counter()
-        run = lambda: J.generate(params, config, prompt, n)   # noqa: E731
-        out.update(load_s=t1 - t0, compile_s=t2 - t1 - 2 * (t3 - t2), first_token_s=t3 - t2)
+        load_s = time.perf_counter() - t0
+        generate = lambda k: J.generate(params, config, prompt, k)   # noqa: E731
     else:
         import torch
         import transformers
@@ -127,24 +126,24 @@ def measure(cfg: dict) -> dict:
         from harness import single_thread_torch
         single_thread_torch()
         t0 = time.perf_counter()
-        model = transformers.LlamaForCausalLM.from_pretrained(directory, torch_dtype=torch.bfloat16)
-        t1 = time.perf_counter()
+        model = transformers.LlamaForCausalLM.from_pretrained(
+            directory, torch_dtype=getattr(torch, dtype or "bfloat16"))
+        load_s = time.perf_counter() - t0
         ids = torch.tensor(prompt)
 
-        def run():
+        def generate(k):
             with torch.no_grad():
-                return model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False).numpy()
+                return model.generate(ids, max_new_tokens=k, min_new_tokens=k, do_sample=False).numpy()
 
-        with torch.no_grad():
-            model.generate(ids, max_new_tokens=1, do_sample=False)
-        out.update(load_s=t1 - t0, compile_s=0.0, first_token_s=time.perf_counter() - t1)
-    run()
-    start = time.perf_counter()
-    tokens = np.asarray(run())
-    out["ms_per_token"] = 1e3 * (time.perf_counter() - start) / n
-    out["tokens"] = tokens[0, PROMPT:PROMPT + 32].tolist()
-    out["weights_mb"] = os.path.getsize(os.path.join(directory, "model.safetensors")) / 2 ** 20
-    return out
+    timed = []
+    for k in (1, 1, n, n):     # first calls compile (jax: per length), second ones are warm
+        start = time.perf_counter()
+        tokens = np.asarray(generate(k))
+        timed.append(time.perf_counter() - start)
+    compile_s += (timed[0] - timed[1]) + (timed[2] - timed[3])
+    return {"load_s": load_s, "compile_s": compile_s, "first_token_s": timed[1],
+            "ms_per_token": 1e3 * timed[3] / n, "tokens": tokens[0, PROMPT:PROMPT + 32].tolist(),
+            "weights_mb": os.path.getsize(os.path.join(directory, "model.safetensors")) / 2 ** 20}
 
 
 def configs(directory: str, lengths: list[int]) -> list[dict]:
@@ -155,7 +154,11 @@ def configs(directory: str, lengths: list[int]) -> list[dict]:
         systems.append("torch")
     except ImportError:
         print("transformers/torch not installed: no PyTorch row (pip install '.[bench]')", file=sys.stderr)
-    return [{"system": s, "T": T, "dir": directory} for T in lengths for s in systems]
+    out = [{"system": s, "T": T, "dir": directory} for T in lengths for s in systems]
+    # float32 compute: XLA's CPU backend has no bfloat16 matmul, it keeps a float32 copy
+    # of every bf16 weight it multiplies (bf16 rows: the weights' bytes three times over)
+    out += [{"system": s, "T": T, "dir": directory, "dtype": "float32"} for T in lengths for s in systems]
+    return out
 
 
 if __name__ == "__main__":
@@ -179,6 +182,6 @@ if __name__ == "__main__":
             print(f"wrote {size / 2 ** 30:.2f} GB of bf16 weights to {directory} "
                   f"in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     sys.argv = [sys.argv[0]] + args
-    main("llama", configs(directory or "", lengths), measure, key=("T",),
+    main("llama", configs(directory or "", lengths), measure, key=("T", "dtype"),
          metrics=["ms_per_token", "load_s", "compile_s", "first_token_s", "weights_mb"],
          timeout=3600)

@@ -155,7 +155,10 @@ class Llama:
             if tuple(w.shape) != shape:
                 raise model_error(f"checkpoint tensor {name!r} has shape {tuple(w.shape)}, the config says {shape}",
                                  "check config.json against the weights")
-            self.weights[name] = w if np.dtype(w.dtype) == self.dtype else np.asarray(w).astype(self.dtype)
+            if np.dtype(w.dtype) != self.dtype:
+                w = np.asarray(w).astype(self.dtype)   # converted once, here
+                w.flags.writeable = False     # the model's own copy: bound in place, never copied again
+            self.weights[name] = w
         self._executables: dict[tuple, Any] = {}
 
     @classmethod
