@@ -130,6 +130,22 @@ def _pick(logits, sample: tuple | None):
     return categorical(logits / temperature, seed=seed)
 
 
+# jax's CPU backend aliases a read-only host buffer aligned to this many bytes (no copy)
+_ALIGN = 64
+
+
+def _owned(w: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A read-only copy of `w` as `dtype` in a 64-byte aligned buffer, so that binding
+    it copies nothing more (an unaligned or writeable array would be copied again)."""
+    dtype = np.dtype(dtype)
+    raw = np.empty(w.size * dtype.itemsize + _ALIGN, np.uint8)
+    start = (-raw.ctypes.data) % _ALIGN
+    out = raw[start:start + w.size * dtype.itemsize].view(dtype).reshape(w.shape)
+    np.copyto(out, w, casting="unsafe")
+    out.flags.writeable = False
+    return out
+
+
 def prompt_bucket(length: int) -> int:
     """The padded prompt length a prompt of `length` tokens is prefilled at: a power
     of two >= 16, so prompts of one bucket share the prefill's XLA kernels."""
@@ -155,10 +171,7 @@ class Llama:
             if tuple(w.shape) != shape:
                 raise model_error(f"checkpoint tensor {name!r} has shape {tuple(w.shape)}, the config says {shape}",
                                  "check config.json against the weights")
-            if np.dtype(w.dtype) != self.dtype:
-                w = np.asarray(w).astype(self.dtype)   # converted once, here
-                w.flags.writeable = False     # the model's own copy: bound in place, never copied again
-            self.weights[name] = w
+            self.weights[name] = w if np.dtype(w.dtype) == self.dtype else _owned(w, self.dtype)
         self._executables: dict[tuple, Any] = {}
 
     @classmethod
@@ -168,9 +181,21 @@ class Llama:
         kept in the file's dtype unless `dtype` is given (converted once here)."""
         config = LlamaConfig.from_dict(read_config(directory))
         tensors = open_safetensors(directory)
-        needed = config.weight_shapes()
-        weights = {name: tensors[name][0].array(tensors[name][1]) for name in needed if name in tensors}
-        return cls(config, weights, dtype=dtype, backend=backend)
+        if "model.embed_tokens.weight" not in tensors:
+            raise model_error(f"{directory!r} holds no model.embed_tokens.weight", "load a Llama checkpoint")
+        file, key = tensors["model.embed_tokens.weight"]
+        want = dt.as_dtype(file.array(key).dtype if dtype is None else dtype, "Llama dtype")
+        weights = {}
+        for name in config.weight_shapes():
+            if name not in tensors:
+                continue
+            file, key = tensors[name]
+            w = file.array(key)
+            if w.dtype != want or w.ctypes.data % _ALIGN:
+                w = _owned(w, want)     # converted (or aligned) once; the file's pages are dropped
+                file.release(key)
+            weights[name] = w
+        return cls(config, weights, dtype=want, backend=backend)
 
     # -- the program -------------------------------------------------------------------
     def program(self, batch: int, window: int | None = None, sample: tuple | None = None,
