@@ -5,8 +5,10 @@ model-*.safetensors + model.safetensors.index.json) with its own memory-mapped s
 reader, and decodes the way a careful JAX user would:
 
 * `load`: weights stay in the file's dtype (or `dtype`), the Linear weights transposed once
-  to (in, out) and stacked per layer, so the layers run as one `lax.scan` (compile time
-  does not grow with depth).
+  to (in, out); the layers unrolled in the jit (each layer's weights its own buffers, read
+  in place), or with `stacked=True` stacked per layer and run as one `lax.scan` (compile
+  time does not grow with depth, but each step slices every layer's weights out of the
+  stack: on XLA's CPU backend that costs a copy of the weights per token, 3x slower at 1B).
 * `generate`: the whole prompt (B, P) is prefilled in ONE batched causal pass (one jit),
   then the decode loop runs in one jit as a `lax.while_loop` over a preallocated K/V cache
   of (layers, B, P + n, kv_heads, head_dim) per K and V, updated in place in the loop's
@@ -100,18 +102,25 @@ def rope_inv_freq(config: dict) -> np.ndarray:
     return np.where(medium, (1 - smooth) * scaled / f + smooth * scaled, scaled).astype(np.float32)
 
 
-def load(directory, dtype=None) -> dict:
-    """The params pytree: embed (V, E), layers {name: (L, in, out) or (L, E)}, norm (E,),
+def load(directory, dtype=None, stacked=False) -> dict:
+    """The params pytree: embed (V, E), layers [{name: (in, out) or (E,)}] (stacked: {name: (L, ...)}), norm (E,),
     lm_head (E, V) unless tied, inv_freq (head_dim // 2,) float32."""
     config, w = read_config(directory), read_safetensors(directory)
     put = lambda a: jnp.asarray(a if dtype is None else np.asarray(a).astype(jnp.dtype(dtype)))
     names = {"wq": "self_attn.q_proj", "wk": "self_attn.k_proj", "wv": "self_attn.v_proj",
              "wo": "self_attn.o_proj", "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj",
              "ln1": "input_layernorm", "ln2": "post_attention_layernorm"}
-    layers = {}
-    for key, hf in names.items():           # one stacked host copy at a time, then to the device
-        ws = [w[f"model.layers.{i}.{hf}.weight"] for i in range(config["num_hidden_layers"])]
-        layers[key] = put(np.stack([x.T if x.ndim == 2 else x for x in ws]))
+    n_layers = config["num_hidden_layers"]
+    if stacked:
+        layers = {}
+        for key, hf in names.items():           # one stacked host copy at a time, then to the device
+            ws = [w[f"model.layers.{i}.{hf}.weight"] for i in range(n_layers)]
+            layers[key] = put(np.stack([x.T if x.ndim == 2 else x for x in ws]))
+    else:
+        layers = []
+        for i in range(n_layers):
+            ws = {key: w[f"model.layers.{i}.{hf}.weight"] for key, hf in names.items()}
+            layers.append({key: put(np.ascontiguousarray(x.T) if x.ndim == 2 else x) for key, x in ws.items()})
     params = {"embed": put(w["model.embed_tokens.weight"]), "layers": layers,
               "norm": put(w["model.norm.weight"]), "inv_freq": jnp.asarray(rope_inv_freq(config))}
     if not config.get("tie_word_embeddings", False):
@@ -167,7 +176,11 @@ def _forward(d: Dims, window, params, ids, pos0, kc, vc, prefill: bool):
         h = h + _mm("btf,fe->bte", jax.nn.silu(g) * u, lp["down"]).astype(dt)
         return (h, kc, vc, l + 1), None
 
-    (h, kc, vc, _), _ = jax.lax.scan(layer, (h, kc, vc, 0), params["layers"])
+    if isinstance(params["layers"], list):                             # unrolled
+        for l, lp in enumerate(params["layers"]):
+            (h, kc, vc, _), _ = layer((h, kc, vc, l), lp)
+    else:
+        (h, kc, vc, _), _ = jax.lax.scan(layer, (h, kc, vc, 0), params["layers"])
     x = _rms(h[:, -1], params["norm"], d.eps)
     logits = _mm("be,ve->bv", x, params["embed"]) if d.tied else _mm("be,ev->bv", x, params["lm_head"])
     return logits, kc, vc
@@ -177,7 +190,8 @@ def _forward(d: Dims, window, params, ids, pos0, kc, vc, prefill: bool):
 def prefill(params, prompt, *, d: Dims, window, total: int):
     """One causal pass over the prompt (B, P): (logits (B, V) of its last position, kc, vc)
     with a fresh cache of `total` = P + n rows."""
-    L = params["layers"]["wq"].shape[0]
+    layers = params["layers"]
+    L = len(layers) if isinstance(layers, list) else layers["wq"].shape[0]
     B, dt = prompt.shape[0], params["embed"].dtype
     kc = vc = jnp.zeros((L, B, total, d.kv_heads, d.head_dim), dt)
     return _forward(d, window, params, prompt, 0, kc, vc, prefill=True)
