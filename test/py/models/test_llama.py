@@ -153,3 +153,23 @@ def test_logits_equal_the_reference_and_bfloat16_stays_close(tmp_path):
     assert str(upcast.dtype) == "float32"
     tokens = upcast.generate(prompt, 4)
     _check_tokens(tokens, str(tmp_path / "bf16"), prompt, 4)
+
+
+def test_the_benchmarks_jax_baseline_agrees(checkpoints):
+    """bench/llama.py compares Tidal with bench/llama_jax.py: on a tiny checkpoint both
+    produce the reference's tokens, with EOS and a window."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[3] / "bench" / "llama_jax.py"
+    spec = importlib.util.spec_from_file_location("llama_jax", path)
+    J = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(J)
+    directory = checkpoints["mqa_untied"]
+    prompt = np.random.default_rng(6).integers(0, 97, size=(2, 5))
+    params, config = J.load(directory), J.read_config(directory)
+    model = Llama.from_pretrained(directory)
+    for window, eos in [(None, None), (3, 7)]:
+        ours = model.generate(prompt, 6, eos_token_id=eos, window=window)
+        _check_tokens(ours, directory, prompt, 6, eos_token_id=eos, window=window)
+        np.testing.assert_array_equal(J.generate(params, config, prompt, 6, eos_token_id=eos, window=window), ours)
