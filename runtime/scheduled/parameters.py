@@ -49,9 +49,6 @@ class Binding:
     def items(self):
         return self._values.items()
 
-    def nbytes(self) -> int:
-        return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize for v in self._values.values())
-
     def __repr__(self) -> str:
         return f"Binding({', '.join(self._values)})"
 

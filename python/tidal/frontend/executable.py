@@ -257,8 +257,9 @@ class Executable:
                 self._binding = self.compiled.bind({k: v for k, v in values.items() if k in kept})
             except ValueError as e:
                 raise TidalError(str(e), "give each td.param an array of its shape") from None
-        else:
-            self._binding = dict(values)
+        else:   # the reference interpreter: the values as given (a copy of a writeable array)
+            self._binding = {k: np.array(v) if isinstance(v, np.ndarray) and v.flags.writeable else v
+                             for k, v in values.items()}
 
     def state_dict(self) -> dict[str, Any]:
         """{name: value} of every td.param, as bound to this executable (arrays
