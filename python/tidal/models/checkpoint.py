@@ -112,17 +112,39 @@ class SafetensorsFile:
                             offset=self._start + begin).reshape(shape)
         return arr if arr.dtype.isnative else arr.astype(arr.dtype.newbyteorder("="))
 
-    def release(self, name: str) -> None:
-        """Drops the tensor's pages from this process's memory (they stay in the
-        page cache): after copying a tensor elsewhere, its file pages no longer count."""
-        if self._map is None or not hasattr(mmap, "MADV_DONTNEED"):
-            return
-        _, _, begin, end = self.info(name)
-        page = mmap.PAGESIZE
-        lo = (self._start + begin) // page * page
-        hi = self._start + end
-        if hi > lo:
-            self._map.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+    def read(self, name: str, dtype: Any = None, align: int = 64) -> np.ndarray:
+        """A read-only copy of the tensor (as `dtype`, converted once) in an `align`-byte
+        aligned buffer, read with pread straight into it (no page of the mapping is
+        touched): what a device can use in place when the file's own layout is not aligned."""
+        src, shape, begin, end = self.info(name)
+        dtype = src if dtype is None else np.dtype(dtype)
+        raw = _aligned(end - begin, align)
+        if end > begin:
+            with open(self.path, "rb") as f:
+                got = os.preadv(f.fileno(), [raw], self._start + begin)
+            if got != end - begin:
+                raise self._bad(f"tensor {name!r}: read {got} of {end - begin} bytes")
+        out = raw.view(src).reshape(shape)
+        if not out.dtype.isnative:
+            out = out.astype(out.dtype.newbyteorder("="))
+        if dtype != src:
+            converted = _aligned(out.size * dtype.itemsize, align).view(dtype).reshape(shape)
+            np.copyto(converted, out, casting="unsafe")
+            out = converted
+        out.flags.writeable = False
+        return out
+
+    def aligned(self, name: str, align: int = 64) -> bool:
+        """Whether the tensor's bytes in the mapping start on an `align`-byte boundary."""
+        _, _, begin, _ = self.info(name)
+        return (self._start + begin) % align == 0 and mmap.ALLOCATIONGRANULARITY % align == 0
+
+
+def _aligned(nbytes: int, align: int) -> np.ndarray:
+    """An uninitialised uint8 buffer of `nbytes` starting on an `align`-byte boundary."""
+    raw = np.empty(nbytes + align, np.uint8)
+    start = (-raw.ctypes.data) % align
+    return raw[start:start + nbytes]
 
 
 def open_safetensors(directory: Any) -> dict[str, tuple[SafetensorsFile, str]]:

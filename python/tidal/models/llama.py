@@ -187,14 +187,12 @@ class Llama:
         want = dt.as_dtype(file.array(key).dtype if dtype is None else dtype, "Llama dtype")
         weights = {}
         for name in config.weight_shapes():
-            if name not in tensors:
-                continue
-            file, key = tensors[name]
-            w = file.array(key)
-            if w.dtype != want or w.ctypes.data % _ALIGN:
-                w = _owned(w, want)     # converted (or aligned) once; the file's pages are dropped
-                file.release(key)
-            weights[name] = w
+            if name in tensors:
+                file, key = tensors[name]
+                # in place (memory-mapped) when aligned and of the dtype wanted; else read once
+                # into an aligned buffer (and converted there)
+                same = file.info(key)[0] == want and file.aligned(key, _ALIGN)
+                weights[name] = file.array(key) if same else file.read(key, want, _ALIGN)
         return cls(config, weights, dtype=want, backend=backend)
 
     # -- the program -------------------------------------------------------------------
