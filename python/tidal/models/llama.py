@@ -200,7 +200,8 @@ class Llama:
                 logits: bool = False) -> Program:
         """The generation program for `batch` sequences (see the module doc):
         bounds L (the padded prompt rows) and N; inputs "prompt" (L, batch),
-        "length" () and "eos" () int64; output "tokens" (N, batch). With
+        "length" () and "eos" () int64; outputs "first" (batch,), the first generated
+        token, and "next" (N, batch), the token after each generated one. With
         `logits`, the prefill alone, output "logits" (L, batch, vocab) (float32)."""
         cfg, dtype = self.config, self.dtype
         with Program("llama_logits" if logits else "llama_generate") as p:
@@ -247,10 +248,14 @@ class Llama:
             for block, (k, v) in zip(blocks, cache):
                 q, kd, vd = block.project(y, length + C.symbol(u))
                 y = block.finish(y, block.attend_step(q, k, v, seen, kd[lo:u + 1], vd[lo:u + 1]))
-            nxt = _pick(head(norm(y)), sample)
-            tok[u + 1] = E.where(done, eos, nxt)
+            nxt = E.where(done, eos, _pick(head(norm(y)), sample))   # the token after token u
+            tok[u + 1] = nxt
             done[u + 1] = done | (nxt == eos)
-            p.output("tokens", tok)
+            # every step's next token is an output, the last one (token N) too: each step
+            # then runs the same ops, with no condition around the last step's in the loop
+            # (XLA would not hoist the weights' conversions out of a conditional)
+            p.output("first", first)
+            p.output("next", nxt)
         return p
 
     def executable(self, batch: int, window: int | None = None, sample: tuple | None = None):
@@ -316,4 +321,5 @@ class Llama:
         rows, P = self._rows(prompt), prompt.shape[1]
         out = exe.run(bounds={"L": rows.shape[0], "N": int(max_new_tokens)},
                       inputs={"prompt": rows, "length": np.array(P, np.int64), "eos": np.array(eos, np.int64)})
-        return np.concatenate([prompt.astype(np.int64), np.asarray(out["tokens"]).T], 1)
+        generated = np.concatenate([np.asarray(out["first"])[None], np.asarray(out["next"])[:-1]], 0)   # (n, B)
+        return np.concatenate([prompt.astype(np.int64), generated.T], 1)
