@@ -3,23 +3,27 @@
     model = Llama.from_pretrained("Llama-3.2-1B")            # bf16 kept, memory-mapped
     ids = model.generate(prompt_ids, max_new_tokens=64, eos_token_id=128001)
 
-The program (built from td.nn modules; `program()` traces it) has the bound P
-(the prompt's length) and a temporal dim u < N over the generated tokens:
+The program (built from td.nn modules; `program()` traces it) has the bound L
+(the prompt's rows, padded to a bucket: `prompt_bucket`), the prompt's own length
+P (an input) and a temporal dim u < N over the generated tokens:
 
-    prefill    x = layers(embed(prompt))              prompt (P, B): one batched pass,
-               causal (or window) mask over P x P     keys/values K, V (P, B, Hkv, dh) kept
+    prefill    x = layers(embed(prompt))              prompt (L, B): one batched pass,
+               causal (or window) mask over L x L     keys/values K, V (L, B, Hkv, dh) kept
     first      tok[0] = pick(head(x[P - 1]))
     decode     y[u] = layers(embed(tok[u]))           position P + u
-               attention over cat(K, kd[0:u + 1])     (or the window's part of each)
-               tok[u + 1] = eos if done[u] else pick(head(y[u]))
+               attention over K's rows < P and kd[0:u + 1] (or the window's part of
+               each), one softmax over both
+               next[u] = eos if done[u] else pick(head(y[u]));  tok[u + 1] = next[u]
 
 Weights are td.params declared by shape: the program is compiled once per
 (batch, window, sampling) and the checkpoint's arrays are bound to it
 (`exe.load_state_dict`), as stored: Linear layers use PyTorch's (out, in)
 layout (`td.nn.Linear(layout="out_in")`), so nothing is transposed or copied;
 on the jax CPU backend the bound arrays alias the memory-mapped file.
-Bounds P and N, the prompt and the EOS id are run-time values: other prompt
-lengths, lengths to generate and EOS ids reuse the compiled program.
+The bounds L and N, the prompt, its length and the EOS id are run-time values:
+other prompts, prompt lengths (of one bucket), lengths to generate and EOS ids
+reuse the compiled program (new XLA kernels only for a new bucket of L, and for
+a new power-of-two capacity of the decode's key/value stores).
 """
 from __future__ import annotations
 
