@@ -1,8 +1,8 @@
 """A JAX baseline for greedy decoding of Hugging Face Llama checkpoints (LlamaForCausalLM).
 
 Reads a directory as Hugging Face writes it (config.json, model.safetensors or sharded
-model-*.safetensors + model.safetensors.index.json) with its own memory-mapped safetensors
-reader, and decodes the way a careful JAX user would:
+model-*.safetensors + model.safetensors.index.json), memory-mapped, with the reader of the
+tests' NumPy reference decoder (test/py/models/hf_llama.py, independent of tidal), and decodes the way a careful JAX user would:
 
 * `load`: weights stay in the file's dtype (or `dtype`), the Linear weights transposed once
   to (in, out); the layers unrolled in the jit (each layer's weights its own buffers, read
@@ -27,45 +27,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
+import sys
 import time
 from functools import partial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 
-_ST = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16}
+# the checkpoint reader and the RoPE frequencies of the NumPy reference decoder the tests use
+# (test/py/models/hf_llama.py, independent of tidal)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "py"))
+from models.hf_llama import read_llama, rope_inv_freq  # noqa: E402
+
 _HI = jax.lax.Precision.HIGHEST
 
 
 def read_config(directory) -> dict:
     with open(os.path.join(directory, "config.json")) as f:
         return json.load(f)
-
-
-def read_safetensors(directory) -> dict[str, np.ndarray]:
-    """{name: memory-mapped array} of a checkpoint, one file or sharded."""
-    index = os.path.join(directory, "model.safetensors.index.json")
-    files = ["model.safetensors"]
-    if os.path.exists(index):
-        with open(index) as f:
-            files = sorted(set(json.load(f)["weight_map"].values()))
-    out = {}
-    for file in files:
-        path = os.path.join(directory, file)
-        with open(path, "rb") as f:
-            n = int.from_bytes(f.read(8), "little")
-            header = json.loads(f.read(n))
-        header.pop("__metadata__", None)
-        data = np.memmap(path, np.uint8, "r", offset=8 + n) if header else None
-        for name, h in header.items():
-            a, b = h["data_offsets"]
-            out[name] = data[a:b].view(_ST[h["dtype"]]).reshape(h["shape"])
-    return out
 
 
 class Dims(NamedTuple):
@@ -84,28 +66,10 @@ def dims(config: dict) -> Dims:
                 float(config["rms_norm_eps"]), bool(config.get("tie_word_embeddings", False)))
 
 
-def rope_inv_freq(config: dict) -> np.ndarray:
-    """HF's float32 inv_freq, with "llama3" rope_scaling when configured."""
-    d = dims(config).head_dim
-    inv = (1.0 / config.get("rope_theta", 10000.0) ** (np.arange(0, d, 2).astype(np.float32) / d)).astype(np.float32)
-    rs = config.get("rope_scaling") or {}
-    kind = rs.get("rope_type", rs.get("type", "default"))
-    if kind == "default":
-        return inv
-    if kind != "llama3":
-        raise NotImplementedError(f"rope_scaling {kind!r}")
-    f, lo, hi, old = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"], rs["original_max_position_embeddings"]
-    wavelen = 2 * math.pi / inv
-    scaled = np.where(wavelen > old / lo, inv / f, inv)
-    smooth = (old / wavelen - lo) / (hi - lo)
-    medium = (wavelen >= old / hi) & (wavelen <= old / lo)
-    return np.where(medium, (1 - smooth) * scaled / f + smooth * scaled, scaled).astype(np.float32)
-
-
 def load(directory, dtype=None, stacked=False) -> dict:
     """The params pytree: embed (V, E), layers [{name: (in, out) or (E,)}] (stacked: {name: (L, ...)}), norm (E,),
     lm_head (E, V) unless tied, inv_freq (head_dim // 2,) float32."""
-    config, w = read_config(directory), read_safetensors(directory)
+    config, w = read_llama(directory)   # memory-mapped, in the file's dtype
     put = lambda a: jnp.asarray(a if dtype is None else np.asarray(a).astype(jnp.dtype(dtype)))
     names = {"wq": "self_attn.q_proj", "wk": "self_attn.k_proj", "wv": "self_attn.v_proj",
              "wo": "self_attn.o_proj", "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj",

@@ -30,7 +30,8 @@ from tidal import config
 from tidal.dialects.attrs import with_derived
 from tidal.dialects.element_types import BFLOAT16
 
-__all__ = ["INT64_MAX", "check_bound", "check_bounds", "cast_exact", "check_udf_result", "check_footprint",
+__all__ = ["INT64_MAX", "check_bound", "check_bounds", "cast_exact", "param_array", "owned_copy",
+           "check_udf_result", "check_footprint",
            "memory_limit", "format_bytes"]
 
 INT64_MAX = 2 ** 63 - 1
@@ -130,17 +131,24 @@ def param_array(name: str, value: Any, dtype, shape: tuple, device: bool = False
     dtype, shape = np.dtype(dtype), tuple(shape)
     if device and is_device_array(value, dtype, shape):
         return value
-    if hasattr(value, "__array__") and not isinstance(value, np.ndarray):
-        value = np.asarray(value)
-    arr = value if isinstance(value, np.ndarray) else None
-    if arr is not None and arr.shape != shape:
-        raise ValueError(f"parameter {name!r} has shape {arr.shape}, expected {shape}")
-    if arr is not None and arr.dtype != dtype and _kind(arr.dtype) == "f" == _kind(dtype):
-        return arr.astype(dtype)
-    arr = cast_exact(value, dtype, f"parameter {name!r}")
+    what = f"parameter {name!r}"
+    arr = np.asarray(value) if hasattr(value, "__array__") else value
+    if isinstance(arr, np.ndarray) and _kind(arr.dtype) == "f" == _kind(dtype):
+        arr = arr.astype(dtype, copy=False)
+    else:
+        arr = cast_exact(arr, dtype, what)
     if arr.shape != shape:
-        raise ValueError(f"parameter {name!r} has shape {arr.shape}, expected {shape}")
+        raise ValueError(f"{what} has shape {arr.shape}, expected {shape}")
     return arr
+
+
+def owned_copy(value: Any) -> Any:
+    """`value` as a buffer its caller cannot change later: a writeable or strided
+    NumPy array is copied (C order); a read-only one (a memory-mapped checkpoint)
+    and anything else (a device array) are kept as they are."""
+    if isinstance(value, np.ndarray) and (value.flags.writeable or not value.flags.c_contiguous):
+        return np.array(value, order="C")
+    return value
 
 
 def check_udf_result(callee: str, out: Any, shapes: Sequence[tuple], dtypes: Sequence) -> tuple:

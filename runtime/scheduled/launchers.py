@@ -288,7 +288,10 @@ class LauncherGen:
         return False
 
     # -- writes --------------------------------------------------------------------------
-    def host_write(self, node: Node, result: int, value: str, lines: list[str], pad: str) -> None:
+    def host_write(self, node: Node, result: int, value: str, lines: list[str], pad: str,
+                   owned: bool = False) -> None:
+        """Stores `value` (code) as the node's result at its point. `owned`: the value is a
+        buffer no store writes again (a constant's, a param's): kept by reference."""
         plan = self.plan(node.index, result)
         name = store_name(node.index, result)
         steps = list(node.domain)
@@ -297,7 +300,7 @@ class LauncherGen:
             # exist on every backend: the jax one keeps host ops' results there).
             if not self.packable(node.index, result):
                 self.not_traced("a point store of varying shape")
-            if not self.traced and not value.startswith("_V"):   # constants and params own their buffers
+            if not self.traced and not owned:
                 value = f"_own({value})"
             lines.append(pad + self.point_set(name, self.point_slot(plan, steps), value))
             return
@@ -476,7 +479,7 @@ class LauncherGen:
         lines = [f"def _L{k}({steps}):", f"    # {node.label} at {node.location}"]
         pad = "    "
         if opdef.kind in ("constant", "param"):
-            self.host_write(node, 0, f"_V{k}", lines, pad)
+            self.host_write(node, 0, f"_V{k}", lines, pad, owned=True)
         elif opdef.kind == "merge":
             for b, edge in enumerate(node.edges):
                 cond = self.code(edge.cond, node)

@@ -16,20 +16,19 @@ the bound array in the param's point store, and no kernel writes a param's store
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from ..reference_graph import EvaluationError
-from ..run_checks import param_array
+from ..run_checks import owned_copy, param_array
 
 __all__ = ["ParameterTable", "Binding"]
 
 
-class Binding:
-    """Values bound to a program's params (`ParameterTable.bind`): {name: array}, read-only."""
-
-    __slots__ = ("_values",)
+class Binding(Mapping):
+    """Values bound to a program's params (`ParameterTable.bind`): a read-only {name: array}."""
 
     def __init__(self, values: dict[str, Any]):
         self._values = values
@@ -37,20 +36,11 @@ class Binding:
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._values
-
     def __iter__(self):
         return iter(self._values)
 
     def __len__(self) -> int:
         return len(self._values)
-
-    def items(self):
-        return self._values.items()
-
-    def __repr__(self) -> str:
-        return f"Binding({', '.join(self._values)})"
 
 
 class ParameterTable:
@@ -84,10 +74,7 @@ class ParameterTable:
         bound = {}
         for name, (_, dtype, shape, default) in self.specs.items():
             value = param_array(name, values[name], dtype, shape, device) if name in values else default
-            if isinstance(value, np.ndarray) and (value.flags.writeable or not value.flags.c_contiguous):
-                # the caller may change its array later: the binding keeps its own copy.
-                # Read-only arrays (a memory-mapped checkpoint) are used in place.
-                value = np.array(value, order="C")
+            value = owned_copy(value)   # the caller may change its array later
             if device:
                 import jax
                 value = value if isinstance(value, jax.Array) else jax.device_put(value)

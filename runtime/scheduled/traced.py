@@ -84,15 +84,16 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]
     steps = "".join(", " + s for s in node.domain)
     # a merge: `_br`, the branches that can hold where it is called (None: all)
     only = ", _br=None" if opdef.kind == "merge" else ""
+    if opdef.kind == "param":   # a bound buffer, rebound without retracing: read by the plain launcher
+        gen.untraced[k] = "a parameter (its buffer is rebound between runs)"
+        return None
     lines = [f"def _T{k}(_B{steps}{only}):", f"    # {node.label} at {node.location}"]
     pad = "    "
     kernels = dict(gen.kernels)
-    if opdef.kind == "param":   # a bound buffer, rebound without retracing: read by the plain launcher
-        return None
     gen.traced, gen.used, gen.dyn = True, set(), None
     try:
         if opdef.kind == "constant":
-            gen.host_write(node, 0, f"_V{k}", lines, pad)
+            gen.host_write(node, 0, f"_V{k}", lines, pad, owned=True)
         elif opdef.kind == "merge" and _moves_only(gen, node):
             # every branch copies a point: select the value (no XLA conditional)
             conds, values, numbers = [], [], []

@@ -78,27 +78,22 @@ def param(name: str, value: Any = None, dtype: Any = None, domain: Any = (), *,
                              "pass an array, or shape=... and dtype=... and bind the values with "
                              "exe.load_state_dict after compiling")
         dtype = dt.as_dtype("float32" if dtype is None else dtype, f"dtype of param {name!r}")
-        dims = _shape_args(shape) if isinstance(shape, tuple) else (shape,) if isinstance(shape, numbers.Integral) \
-            else tuple(shape)
-        if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0 for n in dims):
-            raise TidalError(f"td.param {name!r}: shape {shape!r} is not a tuple of sizes >= 0",
-                             "a parameter's shape is static, e.g. shape=(4096, 1024)")
+        dims = as_shape(shape, program, f"shape of param {name!r}")
+        if any(static(n) is None for n in dims):
+            raise TidalError(f"td.param {name!r}: shape ({', '.join(map(str, dims))}) is not static",
+                             "a parameter's shape is a tuple of ints, e.g. shape=(4096, 1024)")
         arr = None
-        dims = tuple(int(n) for n in dims)
     else:
         arr = np.asarray(value)
         dtype = dt.as_dtype(arr.dtype if dtype is None else dtype, f"dtype of param {name!r}")
-        arr = np.asarray(arr, dtype=dtype)
-        if not arr.flags.c_contiguous:
-            arr = np.ascontiguousarray(arr)
+        arr = np.asarray(arr, dtype=dtype, order="C")
         if shape is not None and tuple(shape) != arr.shape:
             raise TidalError(f"td.param {name!r}: shape={tuple(shape)} but the value has shape {arr.shape}",
                              "leave shape= out when giving a value")
-        dims = arr.shape
+        dims = tuple(Const(int(n)) for n in arr.shape)
     dom = program.as_domain(domain, f"domain of param {name!r}")
     program.claim_name("param", name)
-    return make("param", (), {"name": name, "value": arr}, tuple(Const(n) for n in dims), dtype,
-                program=program, domain=dom)
+    return make("param", (), {"name": name, "value": arr}, dims, dtype, program=program, domain=dom)
 
 
 def recurrent(shape: Any = (), dtype: Any = "float32", domain: Any = (),

@@ -94,10 +94,7 @@ def user_location() -> SourceLocation:
 def caller_location() -> SourceLocation:
     """The first frame outside `tidal`, tidal.models included: where a user called
     a model (for errors about the call's arguments)."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("tidal"):
-        frame = frame.f_back
-    return location_of(frame)
+    return location_of(user_frame(("tidal", _PROGRAMS)))
 
 
 def source_text(frame) -> str | None:

@@ -26,7 +26,7 @@ from tidal import config
 from tidal.symbolic import Dim, Symbol, evaluate
 
 from tidal.runtime import backends as runtime_backends
-from tidal.runtime.run_checks import cast_exact, check_bound, is_device_array
+from tidal.runtime.run_checks import cast_exact, check_bound, is_device_array, owned_copy
 
 from .errors import TidalError
 
@@ -258,8 +258,7 @@ class Executable:
             except ValueError as e:
                 raise TidalError(str(e), "give each td.param an array of its shape") from None
         else:   # the reference interpreter: the values as given (a copy of a writeable array)
-            self._binding = {k: np.array(v) if isinstance(v, np.ndarray) and v.flags.writeable else v
-                             for k, v in values.items()}
+            self._binding = {k: owned_copy(v) for k, v in values.items()}
 
     def state_dict(self) -> dict[str, Any]:
         """{name: value} of every td.param, as bound to this executable (arrays

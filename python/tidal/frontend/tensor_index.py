@@ -39,7 +39,7 @@ from .graph import lift
 from .shapes import numel, static
 from .tensor import RecurrentTensor
 
-__all__ = ["index_component", "refuse_index_tensor", "is_point", "gather_axis", "front_axes",
+__all__ = ["index_component", "refuse_index_tensor", "is_point", "gather_axis", "select_rows", "front_axes",
            "check_one_tensor"]
 
 
@@ -139,11 +139,16 @@ def _wrap(idx: RecurrentTensor, n: Expr, axis: int) -> RecurrentTensor:
 
 
 def gather_axis(y: RecurrentTensor, axis: int, idx: RecurrentTensor) -> RecurrentTensor:
-    """`y` indexed on `axis` by the integer tensor `idx`: shape
+    """`y` indexed on `axis` by the integer tensor `idx` (negative indices wrap): shape
+    `y.shape[:axis] + idx.shape + y.shape[axis + 1:]`."""
+    return select_rows(y, axis, _wrap(idx, y.shape[axis], axis))
+
+
+def select_rows(y: RecurrentTensor, axis: int, idx: RecurrentTensor) -> RecurrentTensor:
+    """`rt.index_select` with an index of any rank (indices in [0, n)): shape
     `y.shape[:axis] + idx.shape + y.shape[axis + 1:]`."""
     from .ops_shape import index_select, reshape
 
-    idx = _wrap(idx, y.shape[axis], axis)
     if idx.ndim <= 1:
         return index_select(y, axis, idx)
     picked = index_select(y, axis, reshape(idx, numel(idx.shape)))

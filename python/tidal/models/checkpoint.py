@@ -22,11 +22,13 @@ import numpy as np
 
 from .errors import model_error
 
-__all__ = ["read_config", "open_safetensors", "SafetensorsFile"]
+__all__ = ["read_config", "open_safetensors", "SafetensorsFile", "aligned_copy", "ALIGN"]
 
 _DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
            "U8": "u1", "BOOL": "?"}
 _MAX_HEADER = 100 * 2 ** 20
+# jax's CPU backend aliases a read-only host buffer aligned to this many bytes (no copy)
+ALIGN = 64
 
 
 def _bfloat16() -> np.dtype:
@@ -112,7 +114,7 @@ class SafetensorsFile:
                             offset=self._start + begin).reshape(shape)
         return arr if arr.dtype.isnative else arr.astype(arr.dtype.newbyteorder("="))
 
-    def read(self, name: str, dtype: Any = None, align: int = 64) -> np.ndarray:
+    def read(self, name: str, dtype: Any = None, align: int = ALIGN) -> np.ndarray:
         """A read-only copy of the tensor (as `dtype`, converted once) in an `align`-byte
         aligned buffer, read with pread straight into it (no page of the mapping is
         touched): what a device can use in place when the file's own layout is not aligned."""
@@ -125,16 +127,12 @@ class SafetensorsFile:
             if got != end - begin:
                 raise self._bad(f"tensor {name!r}: read {got} of {end - begin} bytes")
         out = raw.view(src).reshape(shape)
-        if not out.dtype.isnative:
-            out = out.astype(out.dtype.newbyteorder("="))
-        if dtype != src:
-            converted = _aligned(out.size * dtype.itemsize, align).view(dtype).reshape(shape)
-            np.copyto(converted, out, casting="unsafe")
-            out = converted
+        if dtype != src or not out.dtype.isnative:
+            return aligned_copy(out, dtype.newbyteorder("="), align)
         out.flags.writeable = False
         return out
 
-    def aligned(self, name: str, align: int = 64) -> bool:
+    def aligned(self, name: str, align: int = ALIGN) -> bool:
         """Whether the tensor's bytes in the mapping start on an `align`-byte boundary."""
         _, _, begin, _ = self.info(name)
         return (self._start + begin) % align == 0 and mmap.ALLOCATIONGRANULARITY % align == 0
@@ -145,6 +143,16 @@ def _aligned(nbytes: int, align: int) -> np.ndarray:
     raw = np.empty(nbytes + align, np.uint8)
     start = (-raw.ctypes.data) % align
     return raw[start:start + nbytes]
+
+
+def aligned_copy(w: np.ndarray, dtype: Any, align: int = ALIGN) -> np.ndarray:
+    """A read-only copy of `w` as `dtype` in an `align`-byte aligned buffer: what jax's
+    CPU backend binds in place (an unaligned or writeable array it would copy again)."""
+    dtype = np.dtype(dtype)
+    out = _aligned(w.size * dtype.itemsize, align).view(dtype).reshape(w.shape)
+    np.copyto(out, w, casting="unsafe")
+    out.flags.writeable = False
+    return out
 
 
 def open_safetensors(directory: Any) -> dict[str, tuple[SafetensorsFile, str]]:

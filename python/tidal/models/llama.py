@@ -41,7 +41,7 @@ from tidal.frontend import dtypes as dt
 from tidal.nn import Embedding, Linear, Module, RMSNorm, RoPE
 from tidal.symbolic import max_
 
-from .checkpoint import open_safetensors, read_config
+from .checkpoint import aligned_copy, open_safetensors, read_config
 from .errors import model_error
 from .llama_config import LlamaConfig
 
@@ -72,7 +72,7 @@ class _Block(Module):
 
     def project(self, x, pos):
         """(q (..., Hkv, G, dh), k (..., Hkv, dh), v (..., Hkv, dh)) of x (..., D) at
-        positions `pos` (an expression, or a tensor broadcasting against the leading axes)."""
+        positions `pos`: a scalar tensor, or one position per row of x's first axis."""
         c = self.cfg
         lead, Hkv, dh = tuple(x.shape[:-1]), c.num_key_value_heads, c.head_dim
         h = self.input_layernorm(x)
@@ -134,22 +134,6 @@ def _pick(logits, sample: tuple | None):
     return categorical(logits / temperature, seed=seed)
 
 
-# jax's CPU backend aliases a read-only host buffer aligned to this many bytes (no copy)
-_ALIGN = 64
-
-
-def _owned(w: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A read-only copy of `w` as `dtype` in a 64-byte aligned buffer, so that binding
-    it copies nothing more (an unaligned or writeable array would be copied again)."""
-    dtype = np.dtype(dtype)
-    raw = np.empty(w.size * dtype.itemsize + _ALIGN, np.uint8)
-    start = (-raw.ctypes.data) % _ALIGN
-    out = raw[start:start + w.size * dtype.itemsize].view(dtype).reshape(w.shape)
-    np.copyto(out, w, casting="unsafe")
-    out.flags.writeable = False
-    return out
-
-
 def prompt_bucket(length: int) -> int:
     """The padded prompt length a prompt of `length` tokens is prefilled at: a power
     of two >= 16, so prompts of one bucket share the prefill's XLA kernels."""
@@ -175,7 +159,7 @@ class Llama:
             if tuple(w.shape) != shape:
                 raise model_error(f"checkpoint tensor {name!r} has shape {tuple(w.shape)}, the config says {shape}",
                                  "check config.json against the weights")
-            self.weights[name] = w if np.dtype(w.dtype) == self.dtype else _owned(w, self.dtype)
+            self.weights[name] = w if np.dtype(w.dtype) == self.dtype else aligned_copy(w, self.dtype)
         self._executables: dict[tuple, Any] = {}
 
     @classmethod
@@ -188,15 +172,15 @@ class Llama:
         if "model.embed_tokens.weight" not in tensors:
             raise model_error(f"{directory!r} holds no model.embed_tokens.weight", "load a Llama checkpoint")
         file, key = tensors["model.embed_tokens.weight"]
-        want = dt.as_dtype(file.array(key).dtype if dtype is None else dtype, "Llama dtype")
+        want = dt.as_dtype(file.info(key)[0] if dtype is None else dtype, "Llama dtype")
         weights = {}
         for name in config.weight_shapes():
             if name in tensors:
                 file, key = tensors[name]
                 # in place (memory-mapped) when aligned and of the dtype wanted; else read once
                 # into an aligned buffer (and converted there)
-                same = file.info(key)[0] == want and file.aligned(key, _ALIGN)
-                weights[name] = file.array(key) if same else file.read(key, want, _ALIGN)
+                same = file.info(key)[0] == want and file.aligned(key)
+                weights[name] = file.array(key) if same else file.read(key, want)
         return cls(config, weights, dtype=want, backend=backend)
 
     # -- the program -------------------------------------------------------------------

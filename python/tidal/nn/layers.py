@@ -16,6 +16,7 @@ from tidal.frontend.errors import TidalError
 from tidal.frontend.graph import resolve_program
 from tidal.frontend.program import current_program
 from tidal.frontend.tensor import RecurrentTensor
+from tidal.frontend.tensor_index import select_rows
 
 from .module import Module, given_tensor, make_rng, parameter, unique_prefix
 
@@ -153,10 +154,10 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
 
     def forward(self, index: Any) -> RecurrentTensor:
-        """Rows `weight[index]`: shape index.shape + (embedding_dim,)."""
-        if isinstance(index, RecurrentTensor) and index.ndim > 1:
-            rows = S.index_select(self.weight, 0, S.reshape(index, -1))
-            return S.reshape(rows, *index.shape, self.embedding_dim)
+        """Rows `weight[index]`: shape index.shape + (embedding_dim,) (an index outside
+        [0, num_embeddings) is an error of the run, as in PyTorch)."""
+        if isinstance(index, RecurrentTensor):
+            return select_rows(self.weight, 0, index)
         return S.index_select(self.weight, 0, index)
 
 
@@ -218,18 +219,20 @@ class RoPE(Module):
                              f"use one of {ROPE_CONVENTIONS} (Hugging Face: rotate_half, Meta: interleaved)")
         self.size, self.base, self.dtype = size, base, np.dtype(dtype)
         self.convention = convention
-        inv_freq = (1.0 / base ** (np.arange(0, size, 2, dtype=np.int64).astype(np.float32) / size))
-        self.inv_freq = rope_scaled_frequencies(inv_freq.astype(np.float32), scaling)
+        # the frequencies and angles in float32, as Hugging Face computes them (float64 for a
+        # float64 RoPE)
+        self.angle_dtype = np.dtype(np.float64 if self.dtype == np.float64 else np.float32)
+        exponents = np.arange(0, size, 2).astype(self.angle_dtype) / size
+        self.inv_freq = rope_scaled_frequencies((1.0 / base ** exponents).astype(self.angle_dtype), scaling)
 
     def angles(self, pos: Any, program: Any) -> RecurrentTensor:
-        """pos * frequency, in float32 (float64 for a float64 RoPE)."""
-        adtype = np.float64 if self.dtype == np.float64 else np.float32
+        """pos * frequency, in `angle_dtype`."""
         if isinstance(pos, (int, np.integer)) and not isinstance(pos, bool):
-            pos = C.constant(float(pos), dtype=adtype, program=program)
+            pos = C.constant(float(pos), dtype=self.angle_dtype, program=program)
         elif isinstance(pos, Expr):
             pos = C.symbol(pos, program=program)
-        pos = E.astype(pos, adtype)
-        freq = C.constant(self.inv_freq.astype(adtype), program=program)
+        pos = E.astype(pos, self.angle_dtype)
+        freq = C.constant(self.inv_freq, program=program)
         return S.unsqueeze(pos, -1) * freq
 
     def forward(self, x: Any, pos: Any) -> RecurrentTensor:
@@ -254,7 +257,8 @@ ROPE_TYPES = ("default", "llama3")
 
 def rope_scaled_frequencies(inv_freq: np.ndarray, scaling: Any) -> np.ndarray:
     """The RoPE frequencies after Hugging Face's `rope_scaling` (None or
-    rope_type "default": unchanged; "llama3": see RoPE). float32, as Hugging Face computes them."""
+    rope_type "default": unchanged; "llama3": see RoPE), computed in inv_freq's dtype
+    (float32 as Hugging Face does)."""
     if scaling is None:
         return inv_freq
     if not isinstance(scaling, dict):
@@ -276,11 +280,11 @@ def rope_scaled_frequencies(inv_freq: np.ndarray, scaling: Any) -> np.ndarray:
     if not high > low:
         raise TidalError(f"llama3 rope scaling needs high_freq_factor > low_freq_factor, got {high} and {low}",
                          "check the config's rope_scaling")
-    f = inv_freq.astype(np.float32)
-    wavelen = np.float32(2 * math.pi) / f
+    f, ty = inv_freq, inv_freq.dtype.type
+    wavelen = ty(2 * math.pi) / f
     long_wave, short_wave = original / low, original / high
-    scaled = np.where(wavelen > long_wave, f / np.float32(factor), f)
+    scaled = np.where(wavelen > long_wave, f / ty(factor), f)
     smooth = (original / wavelen - low) / (high - low)
-    blended = (1 - smooth) * scaled / np.float32(factor) + smooth * scaled
+    blended = (1 - smooth) * scaled / ty(factor) + smooth * scaled
     medium = (wavelen >= short_wave) & (wavelen <= long_wave)
-    return np.where(medium, blended, scaled).astype(np.float32)
+    return np.where(medium, blended, scaled).astype(inv_freq.dtype)

@@ -51,11 +51,14 @@ def test_bad_bindings_are_clear_errors():
     ints = p.compile(backend="numpy")
     with pytest.raises(td.TidalError, match="floats are not converted"):
         ints.load_state_dict({"n": np.array([0.5, 1, 2])})
-    with td.Program():
+    with td.Program() as q:
+        (t, T), = q.dims("t")
         with pytest.raises(td.TidalError, match="neither a value nor a shape"):
             td.param("Z")
-        with pytest.raises(td.TidalError, match="not a tuple of sizes"):
+        with pytest.raises(td.TidalError, match="has a negative size -1"):
             td.param("Z", shape=(3, -1))
+        with pytest.raises(td.TidalError, match=r"shape \(T, 2\) is not static"):
+            td.param("Z", shape=(T, 2))
 
 
 @pytest.mark.parametrize("backend", td.backends())

@@ -173,3 +173,16 @@ def test_the_benchmarks_jax_baseline_agrees(checkpoints):
         ours = model.generate(prompt, 6, eos_token_id=eos, window=window)
         _check_tokens(ours, directory, prompt, 6, eos_token_id=eos, window=window)
         np.testing.assert_array_equal(J.generate(params, config, prompt, 6, eos_token_id=eos, window=window), ours)
+
+
+@pytest.mark.parametrize("dtype", [None, "float32"])
+def test_weights_are_bound_without_a_copy(tmp_path, dtype):
+    """from_pretrained keeps each weight read-only in a 64-byte aligned buffer (the
+    file's mapping, or one aligned read of it, converted once), and the jax backend's
+    device arrays alias those buffers: nothing is copied when binding."""
+    write_random_llama(str(tmp_path), tiny_config(), dtype="bfloat16", seed=30)
+    model = Llama.from_pretrained(tmp_path, dtype=dtype)
+    assert all(not w.flags.writeable and w.ctypes.data % 64 == 0 for w in model.weights.values())
+    bound = model.executable(1).state_dict()
+    assert {n: bound[n].unsafe_buffer_pointer() for n in model.weights} == \
+        {n: w.ctypes.data for n, w in model.weights.items()}
