@@ -85,8 +85,7 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]
     # a merge: `_br`, the branches that can hold where it is called (None: all)
     only = ", _br=None" if opdef.kind == "merge" else ""
     if opdef.kind == "param":   # a bound buffer, rebound without retracing: read by the plain launcher
-        gen.untraced[k] = "a parameter (its buffer is rebound between runs)"
-        return None
+        return None             # (not in gen.untraced: a param with no domain is in no loop)
     lines = [f"def _T{k}(_B{steps}{only}):", f"    # {node.label} at {node.location}"]
     pad = "    "
     kernels = dict(gen.kernels)
