@@ -57,9 +57,14 @@ class StorePlan:
     axes: list[AxisPlan]
     static_shape: bool
     patterns: dict[str, list[str]] = field(default_factory=dict)
+    # the physical order of an array store's buffer axes (domain axes, then the
+    # value's axes): `layout[i]` is the logical axis that physical axis i holds;
+    # None: the logical order (see `choose_layout`)
+    layout: tuple[int, ...] | None = None
 
     def __str__(self) -> str:
-        return f"%{self.node}#{self.result}: {self.kind} [{', '.join(map(str, self.axes))}]"
+        text = f"%{self.node}#{self.result}: {self.kind} [{', '.join(map(str, self.axes))}]"
+        return text + (f" layout {list(self.layout)}" if self.layout else "")
 
 
 def _accesses(sched: GraphSchedule, node: int, result: int) -> dict[str, list]:
@@ -182,7 +187,51 @@ def _plan_one(sched: GraphSchedule, node: int, result: int) -> StorePlan:
         axes.append(AxisPlan(step, mode, size))
     _make_safe(sched, node, result, axes)
     patterns = {s: sorted({a.pattern.value for a in accesses[s]}) for s in n.domain}
-    return StorePlan(node, result, _kind(axes, static), axes, static, patterns)
+    plan = StorePlan(node, result, _kind(axes, static), axes, static, patterns)
+    plan.layout = choose_layout(n, plan, len(n.result_shapes[result]))
+    return plan
+
+
+# Readers that slice an axis by a range that moves or grows with their own step
+# (`k[0:t + 1]`, `k[max(0, t - W + 1):t + 1]`, `r[t:T]`): each reads the range
+# anew, inside a loop over that step.
+_STEPPED = {AccessPattern.PREFIX, AccessPattern.SUFFIX, AccessPattern.WINDOW}
+# Nodes whose buffers come from outside or go to the caller as they are.
+_EXTERNAL = ("sdg.input", "sdg.param", "sdg.constant", "sdg.output")
+
+
+def choose_layout(node, plan: StorePlan, rank: int) -> tuple[int, ...] | None:
+    """The physical axis order of an array store, chosen from its readers.
+
+    A value of shape (B, H, hd) over a step t that readers slice by moving or
+    growing ranges (the K/V cache of attention: `k[0:t + 1]` contracted with a
+    query over hd, batched over B and H) is kept as (B, H, T, hd), not
+    (T, B, H, hd): each read is then B*H contiguous (n, hd) matrices, the
+    layout a batched matmul reads without a transpose (on XLA CPU a
+    time-major cache costs a transposing copy of the slice at every step:
+    2.7x slower over 2048 keys, measured). Point reads (`k[t]`) of such a
+    buffer read B*H rows of hd, no worse.
+
+    Applies to block and window stores of static rank >= 2 values with one
+    such sliced axis, every other domain axis read at points, produced by the
+    program (not inputs, params, constants or outputs, whose buffers are the
+    caller's). Readers that take the whole range at once (a vectorized op's
+    x[0:T]) keep the logical order: they contract or map over t as a leading
+    axis."""
+    if plan.kind not in ("block", "window") or rank < 2 or node.name in _EXTERNAL:
+        return None
+    d = len(plan.axes)
+    sliced = []
+    for i, a in enumerate(plan.axes):
+        kinds = {AccessPattern(p) for p in plan.patterns.get(a.step, [])}
+        if kinds & _STEPPED and kinds <= _STEPPED | _POINTS and a.mode in ("block", "window"):
+            sliced.append(i)
+        elif not kinds <= _POINTS:
+            return None
+    if len(sliced) != 1:
+        return None
+    values = list(range(d, d + rank))
+    return tuple([i for i in range(d) if i != sliced[0]] + values[:-1] + sliced + values[-1:])
 
 
 def plan_storage(sched: GraphSchedule) -> dict[tuple[int, int], StorePlan]:

@@ -67,6 +67,7 @@ class LazyOperand:
     # kernel masks it with `identity` (it reduces or contracts it) or keeps it.
     pad_axis: int = 0
     mask: bool = False
+    layout: tuple | None = None    # the buffer's physical axis order (StorePlan.layout)
 
 
 @dataclass
@@ -75,6 +76,56 @@ class OutSpec:
     ndim: int = 0                  # domain axes of the output store
     window_axis: int | None = None
     window: int = 0
+    layout: tuple | None = None    # the buffer's physical axis order (StorePlan.layout)
+
+
+# -- buffers in a physical axis order (StorePlan.layout) --------------------------------------
+# Kernels see every value in its logical order: a read slices the physical buffer and
+# transposes the slice back (XLA folds that transpose into the matmul that consumes it),
+# a write transposes the point before writing it.
+
+def logical_shape(shape: tuple, layout: tuple | None) -> tuple:
+    """The logical shape of a buffer of physical `shape`."""
+    if layout is None:
+        return tuple(shape)
+    out = [0] * len(shape)
+    for p, a in enumerate(layout):
+        out[a] = shape[p]
+    return tuple(out)
+
+
+def read_slice(buf, starts: list, sizes: list, layout: tuple | None):
+    """`buf[starts : starts + sizes, ...]` in logical axis order (`starts` and
+    `sizes` for the leading logical axes, the rest whole)."""
+    if layout is None:
+        return slice_at(buf, starts, sizes)
+    shape = logical_shape(buf.shape, layout)
+    full_starts = list(starts) + [0] * (len(shape) - len(starts))
+    full_sizes = list(sizes) + list(shape[len(sizes):])
+    x = slice_at(buf, [full_starts[a] for a in layout], [full_sizes[a] for a in layout])
+    return jnp.transpose(x, tuple(int(i) for i in np.argsort(layout)))
+
+
+def write_slot(buf, update, idx: list, layout: tuple | None):
+    """`buf` with `update` (logical order, leading axes of size 1 at the slot
+    `idx`) written in."""
+    if layout is None:
+        return update_at(buf, update, idx)
+    full = list(idx) + [0] * (update.ndim - len(idx))
+    return update_at(buf, jnp.transpose(update, layout), [full[a] for a in layout])
+
+
+def write_point(buf, value, idx: list, ndim: int, window_axis: int | None, window: int,
+                layout: tuple | None):
+    """`buf` with the point `value` written at slot `idx` (and at its mirror
+    slot on a window store's window axis)."""
+    update = value.reshape((1,) * ndim + value.shape).astype(buf.dtype)
+    buf = write_slot(buf, update, list(idx), layout)
+    if window_axis is not None:
+        mirror = list(idx)
+        mirror[window_axis] = mirror[window_axis] + window
+        buf = write_slot(buf, update, mirror, layout)
+    return buf
 
 
 def count_compile(name: str) -> None:
@@ -123,29 +174,34 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
                 buf, pos = leaves[pos], pos + 1
             starts = list(leaves[pos:pos + len(spec.axes)])
             pos += len(spec.axes)
-            sizes, shifted = [], []
+            extents = logical_shape(buf.shape, spec.layout)
+            sizes, shifted = [], {}
             for i, ax in enumerate(spec.axes):
                 if ax == "point":
                     sizes.append(1)
-                elif ax == "shifted":      # the whole axis, gathered from the start below
-                    shifted.append((starts[i], static[spos]))
+                elif ax == "prefix" and static[spos] <= extents[i]:   # x[j'] = buf[j'], a plain slice
+                    sizes.append(static[spos])
+                    spos += 1
+                elif ax in ("shifted", "prefix"):   # the whole axis, gathered from the start below
+                    shifted[i] = (starts[i], static[spos])
                     starts[i] = 0
-                    sizes.append(buf.shape[i])
+                    sizes.append(extents[i])
                     spos += 1
                 else:
                     sizes.append(static[spos])
                     spos += 1
-            x = slice_at(buf, starts, sizes)
+            x = read_slice(buf, starts, sizes, spec.layout)
             kept = [s for ax, s in zip(spec.axes, sizes) if ax != "point"]
             x = x.reshape(tuple(kept) + tuple(spec.shape))
             j = 0
-            for ax in spec.axes:
+            for i, ax in enumerate(spec.axes):
                 if ax == "point":
                     continue
-                if ax == "shifted":        # x[j'] = buf[start + j'] for j' < n, valid part first
-                    start, cap = shifted.pop(0)
-                    idx = jnp.clip(start + jnp.arange(cap, dtype=jnp.int32), 0, x.shape[j] - 1)
-                    x = jnp.take(x, idx, axis=j)
+                if ax in ("shifted", "prefix"):   # x[j'] = buf[start + j'] for j' < n, valid part first
+                    if i in shifted:
+                        start, cap = shifted[i]
+                        idx = jnp.clip(start + jnp.arange(cap, dtype=jnp.int32), 0, x.shape[j] - 1)
+                        x = jnp.take(x, idx, axis=j)
                     n = leaves[pos]
                     pos += 1
                     if spec.mask:
@@ -168,12 +224,7 @@ def jit_kernel(name: str, opdef: OpDef, operands: list[LazyOperand], out: OutSpe
             seen = index_range(seen, args[check[0]], args[check[1]].shape[check[2]])
         if not out.inplace:
             return value if check is None else (value, seen)
-        update = value.reshape((1,) * out.ndim + value.shape).astype(out_buf.dtype)
-        out_buf = update_at(out_buf, update, list(out_idx))
-        if out.window_axis is not None:
-            mirror = list(out_idx)
-            mirror[out.window_axis] = mirror[out.window_axis] + out.window
-            out_buf = update_at(out_buf, update, mirror)
+        out_buf = write_point(out_buf, value, list(out_idx), out.ndim, out.window_axis, out.window, out.layout)
         return out_buf if check is None else (out_buf, seen)
 
     impl.__name__ = impl.__qualname__ = name.lstrip("@")   # what JAX's logs and profiles call it
@@ -251,29 +302,23 @@ def store_writer(store: ArrayStore):
     """A jitted, donating `write(buf, *slots, value)` for stores of this layout."""
     nd = len(store.modes)
     window = store.sizes[store.window_axis] if store.window_axis is not None else 0
-    key = (nd, store.window_axis, window)
+    key = (nd, store.window_axis, window, store.layout)
     if key not in _WRITERS:
-        spec = OutSpec(True, nd, store.window_axis, window)
+        spec = OutSpec(True, nd, store.window_axis, window, store.layout)
 
         def impl(buf, *rest):
             count_compile("store_write")
             idx, value = rest[:nd], jnp.asarray(rest[nd])
-            update = value.reshape((1,) * nd + value.shape).astype(buf.dtype)
-            buf = update_at(buf, update, list(idx))
-            if spec.window_axis is not None:
-                mirror = list(idx)
-                mirror[spec.window_axis] = mirror[spec.window_axis] + spec.window
-                buf = update_at(buf, update, mirror)
-            return buf
+            return write_point(buf, value, list(idx), nd, spec.window_axis, spec.window, spec.layout)
 
         _WRITERS[key] = jax.jit(impl, donate_argnums=0)
     return _WRITERS[key]
 
 
-@partial(jax.jit, static_argnums=0)
-def _read(sizes, buf, *starts):
+@partial(jax.jit, static_argnums=(0, 1))
+def _read(sizes, layout, buf, *starts):
     count_compile("store_read")
-    return slice_at(buf, starts, sizes)
+    return read_slice(buf, list(starts), list(sizes), layout)
 
 
 def host_read(store: ArrayStore, idx: tuple) -> np.ndarray:
@@ -294,5 +339,5 @@ def host_read(store: ArrayStore, idx: tuple) -> np.ndarray:
             starts.append(c)
             sizes.append(1)
             crops.append(0)
-    padded = np.asarray(_read(tuple(sizes), store.buf, *starts))
+    padded = np.asarray(_read(tuple(sizes), store.layout, store.buf, *starts))
     return padded[tuple(crops)]

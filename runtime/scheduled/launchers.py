@@ -156,8 +156,17 @@ class LauncherGen:
         point = "(" + "".join(s + ", " for s in self.graph.nodes[k].domain) + ")"
         return [f"{flag} = _empty_seen({flag}, {empty}, {point})"]
 
-    def caps(self, name: str, axis: int) -> str:
-        return f"{self.key(name)}.shape[{axis}]" if self.traced else f"{name}.caps[{axis}]"
+    def layout(self, plan: StorePlan) -> tuple | None:
+        """The physical axis order of an array store's buffer on this backend
+        (StorePlan.layout; NumPy buffers keep the logical order)."""
+        return plan.layout if self.backend.device_arrays and plan.kind != "point" else None
+
+    def caps(self, name: str, axis: int, plan: StorePlan) -> str:
+        """The capacity of logical axis `axis` of an array store's buffer."""
+        if not self.traced:
+            return f"{name}.caps[{axis}]"
+        layout = self.layout(plan)
+        return f"{self.key(name)}.shape[{axis if layout is None else layout.index(axis)}]"
 
     def point_set(self, name: str, slot: str, value: str) -> str:
         if self.traced:
@@ -235,7 +244,8 @@ class LauncherGen:
                 or not all(s.isdigit() for s in src.result_shapes[edge.result]):
             return None   # (an input's shape of bounds, (T, 8): read whole, not lazily)
         shape = tuple(int(s) for s in src.result_shapes[edge.result])
-        spec = LazyOperand("lazy", [], shape, self_read=(name == out_store), identity=identity)
+        spec = LazyOperand("lazy", [], shape, self_read=(name == out_store), identity=identity,
+                           layout=self.layout(plan))
         if not spec.self_read:
             leaves.append(self.buf(name))
         masks = []
@@ -259,7 +269,7 @@ class LauncherGen:
                 return None
             n, s, b, st = self.tmp("n"), self.tmp("s"), self.tmp("b"), self.tmp("st")
             mx, mn = ("_tmax", "_tmin") if self.traced else ("_max", "_min")
-            cap = self.caps(name, axis)
+            cap = self.caps(name, axis, plan)
             lines.append(f"{n} = {mx}(0, {self.code(c.stop, node)} - {a}); {s} = {start}; "
                          f"{b} = _min({self.bucket(n, size)}, {cap}); {st} = {mn}({s}, {cap} - {b})")
             spec.axes.append("varying")
@@ -377,7 +387,8 @@ class LauncherGen:
         out_name = store_name(node.index)
         inplace = plan.kind != "point"
         window = next(((i, a.size) for i, a in enumerate(plan.axes) if a.mode == "window"), (None, 0))
-        self.kernels[kname] = (opdef, specs, OutSpec(inplace, len(plan.axes), window[0], window[1]))
+        self.kernels[kname] = (opdef, specs, OutSpec(inplace, len(plan.axes), window[0], window[1],
+                                                     self.layout(plan) if inplace else None))
         static = "(" + "".join(s + ", " for s in statics) + ")"
         # an indexing op also folds its indices' range into _IX[k] (checked when the run ends)
         checked = "index_check" in opdef.attrs

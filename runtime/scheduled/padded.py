@@ -300,7 +300,7 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
             continue
         src = gen.graph.nodes[edge.source]
         spec = LazyOperand("lazy", [], tuple(int(s) for s in src.result_shapes[edge.result]),
-                           identity=identity, mask=mask)
+                           identity=identity, mask=mask, layout=gen.layout(plan))
         leaves.append(gen.buf(name))
         tail, sizes = [], []
         for axis, c in enumerate(edge.dep):
@@ -320,12 +320,14 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
                 continue
             n = gen.tmp("n")
             pre.append(f"{n} = {'_tmax' if gen.traced else '_max'}(0, {gen.code(c.stop, node)} - {a})")
-            spec.axes.append("shifted")
+            # a prefix (`k[0:t + 1]`) is a plain slice of the buffer; other starts gather
+            prefix = plan.axes[axis].mode == "block" and not c.start.free_symbols and int(c.start) == 0
+            spec.axes.append("prefix" if prefix else "shifted")
             leaves.append(start)
             if gen.traced and static_bucket(size) is None:   # a causal prefix: a branch per capacity
                 if plan.axes[axis].mode != "block":
                     gen.not_traced("a point-varying size with no static bound in a ring store")
-                statics.append(gen.dynamic_cap(n, gen.caps(name, axis)))
+                statics.append(gen.dynamic_cap(n, gen.caps(name, axis, plan)))
             else:
                 statics.append(gen.bucket(n, size))
             tail.append(n)

@@ -169,14 +169,19 @@ class ArrayStore:
         self.caps = caps
         # its buffer's bytes, wherever it is (its shape never changes: memory.py samples this)
         self.nbytes = math.prod(caps + list(self.shape)) * self.dtype.itemsize
+        # the buffer's physical axis order (StorePlan.layout), on the jax backend; the
+        # kernels and readers of jax_backend.py translate (NumPy keeps the logical order)
+        self.layout = plan.layout if xp is not np else None
+        logical = tuple(caps) + self.shape
+        physical = logical if self.layout is None else tuple(logical[a] for a in self.layout)
         # `host`: created swapped out (a device-memory budget, swapping.py)
         # `zeros(shape, dtype)`: a zeroed buffer from the run's memory plan (allocation.py)
         if zeros is not None and not host:
-            self.buf = zeros(tuple(caps) + self.shape, self.dtype)
+            self.buf = zeros(physical, self.dtype)
         elif xp is np or host:
-            self.buf = np.zeros(tuple(caps) + self.shape, dtype=self.dtype)
+            self.buf = np.zeros(physical, dtype=self.dtype)
         else:
-            self.buf = device_zeros(tuple(caps) + self.shape, self.dtype.name)
+            self.buf = device_zeros(physical, self.dtype.name)
         self.window_axis = self.modes.index("window") if "window" in self.modes else None
         self._reader = None
         self._writer = None
@@ -224,7 +229,10 @@ class ArrayStore:
 
     def result(self, extents: Sequence[int]) -> np.ndarray:
         """The whole buffer cropped to `extents` (block axes only), as NumPy."""
-        return np.asarray(self.buf)[tuple(slice(0, e) for e in extents)]
+        buf = np.asarray(self.buf)
+        if self.layout is not None:
+            buf = buf.transpose(np.argsort(self.layout))
+        return buf[tuple(slice(0, e) for e in extents)]
 
 
 def device_zeros(shape: tuple, dtype: str):
