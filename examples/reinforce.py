@@ -92,10 +92,14 @@ def build(B=16, hidden=64, returns="mc", n=16, gamma=0.99, lr=3e-3, env="td", ba
         if returns == "mc":   # per-step discounts gamma * (1 - done): the sum stops after the
             # episode's last step; sdg-lift makes these T suffix sums one reverse scan per iteration
             g = td.discounted_sum(r[i, t:T], gamma * (1.0 - dn[i, t:T]), dim=0)
+        elif returns == "mc_recurrence":   # the same returns as a backward recurrence
+            g = td.recurrent(shape=(B,), domain=(i, t))
+            g[i, T - 1] = r[i, T - 1]
+            g[i, t] = r + gamma * (1.0 - dn) * g[i, t + 1]
         elif returns == "nstep":
             g = cut_discounted_sum(r[i, t:td.min(t + n, T)], dn[i, t:td.min(t + n, T)], gamma)
         else:
-            raise ValueError(f"returns must be 'mc' or 'nstep', got {returns!r}")
+            raise ValueError(f"returns must be 'mc', 'mc_recurrence' or 'nstep', got {returns!r}")
         if baseline:                                             # normalised returns
             gs = g[i, 0:T]                                       # (T, B), domain (i,)
             mu = gs.mean()

@@ -185,7 +185,8 @@ def test_cut_discounted_sum_matches_numpy(n):
 
 
 # ----------------------------------------------------------------------------- REINFORCE
-@pytest.mark.parametrize("returns,n,max_steps", [("mc", None, 500), ("nstep", 3, 500), ("mc", None, 5)])
+@pytest.mark.parametrize("returns,n,max_steps", [("mc", None, 500), ("nstep", 3, 500), ("mc", None, 5),
+                                                 ("mc_recurrence", None, 500)])
 def test_reinforce_program_matches_numpy_and_jax(returns, n, max_steps):
     B, T, I, hidden = 3, 12, 2, 8
     p = reinforce.build(B=B, hidden=hidden, returns=returns, n=n or 1, gamma=0.9, lr=0.05,
@@ -211,6 +212,16 @@ def test_reinforce_program_matches_numpy_and_jax(returns, n, max_steps):
             if not d[k, b]:
                 close(s[k + 1, b], nxt, rtol=1e-4, atol=1e-5)
             assert term == bool(d[k, b]) or (max_steps < 500 and d[k, b])
+
+
+def test_the_returns_as_a_recurrence_equal_the_discounted_sum_on_jax():
+    """bench/variants.py's spelling of Monte-Carlo returns as a backward recurrence."""
+    B, T, I, hidden = 3, 12, 2, 8
+    outs = [reinforce.build(B=B, hidden=hidden, returns=r, gamma=0.9, lr=0.05, debug=True)
+            .compile(backend="jax").run(bounds={"I": I, "T": T}) for r in ("mc", "mc_recurrence")]
+    assert outs[0]["done"].sum() >= 2
+    close(outs[1]["g"], outs[0]["g"], rtol=1e-5, atol=1e-5)
+    close(outs[1]["w0"], outs[0]["w0"], rtol=1e-4, atol=1e-5)
 
 
 def test_reinforce_udf_environment_keeps_external_state():
