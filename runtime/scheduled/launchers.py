@@ -71,7 +71,8 @@ class LauncherGen:
         # traced mode: the launch being written reads a point-varying size with no
         # static bound (a causal prefix k[0:t + 1]): (its valid length, the
         # capacities of the buffer axes it is gathered from); see dynamic_cap
-        self.dyn: tuple[str, list[str]] | None = None
+        # and whether one of them slices a non-leading axis of its buffer (traced.capacities)
+        self.dyn: list | None = None
         from .jax_backend import mask_identity
         from .padded import plan_padded
         self.padded = plan_padded(graph, plans, opdefs, mask_identity) \
@@ -135,7 +136,7 @@ class LauncherGen:
             self.not_traced("a point-varying size with no static bound")
         return str(cap)
 
-    def dynamic_cap(self, n: str, limit: str) -> str:
+    def dynamic_cap(self, n: str, limit: str, strided: bool = False) -> str:
         """Traced: the capacity `_cap` of a point-varying size `n` with no
         static bound, read from a buffer axis of `limit` elements. The launch
         then runs under `_capswitch` (traced.py): one branch per capacity up to
@@ -144,8 +145,9 @@ class LauncherGen:
         size of one launch has the same valid length (padded.py), so they
         share the capacity."""
         if self.dyn is None:
-            self.dyn = (n, [])
+            self.dyn = [n, [], False]
         self.dyn[1].append(limit)
+        self.dyn[2] = self.dyn[2] or strided
         return "_cap"
 
     def guard(self, k: int, what: tuple, empty: str) -> list[str]:
@@ -402,9 +404,9 @@ class LauncherGen:
                 self.not_traced("a point-varying size with no static bound written in place")
             if not self.packable(node.index, 0):
                 self.not_traced("a point store of varying shape")
-            n, limits = self.dyn
+            n, limits, strided = self.dyn
             self.dyn = None
-            call = f"lambda _cap: {kname}({', '.join([static] + leaves)})"
+            call = f"lambda _cap: {kname}({', '.join([static] + leaves)})" + (", True" if strided else "")
             lines.append(f"{pad}_r{also} = _capswitch({n}, ({''.join(x + ', ' for x in limits)}), {call}); "
                          + self.point_set(out_name, self.point_slot(plan, list(node.domain)), "_r"))
             return

@@ -170,6 +170,15 @@ def plan_padded(graph: Graph, plans, opdefs: dict[int, OpDef],
     return padded
 
 
+def _strided(layout: tuple | None, dep, axis: int) -> bool:
+    """Whether a slice along domain axis `axis` of a buffer (physical order
+    `layout`) is strided: a physical axis before it is read whole (a value
+    axis, or another sliced domain axis), so the slice is not one block."""
+    order = layout if layout is not None else tuple(range(len(dep) + 1))
+    before = order[:order.index(axis)]
+    return any(a >= len(dep) or dep[a].kind == "slice" for a in before)
+
+
 def _extent_of(graph: Graph, edge, o: Operand):
     """The size expression of a varying operand's varying axis."""
     if o.kind == "padded":
@@ -327,7 +336,8 @@ def padded_call(gen, node: Node, opdef: OpDef, info: PaddedNode, kname: str, pad
             if gen.traced and static_bucket(size) is None:   # a causal prefix: a branch per capacity
                 if plan.axes[axis].mode != "block":
                     gen.not_traced("a point-varying size with no static bound in a ring store")
-                statics.append(gen.dynamic_cap(n, gen.caps(name, axis, plan)))
+                statics.append(gen.dynamic_cap(n, gen.caps(name, axis, plan),
+                                               _strided(gen.layout(plan), edge.dep, axis)))
             else:
                 statics.append(gen.bucket(n, size))
             tail.append(n)

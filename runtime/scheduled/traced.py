@@ -397,26 +397,40 @@ def _fori(lb, ub, step, fn, B: dict) -> dict:
 LEAST_SWITCH_CAPACITY = 128
 
 
-def capacities(limit: int) -> list[int]:
+# What a row of a strided slice costs, in rows read in place: a slice along an axis
+# with whole axes before it (a (B, H, T, hd) cache cut to its first c rows of T) is
+# copied before a contraction reads it (XLA CPU), a read of the whole buffer is not.
+# Measured on the tiny Llama decode at T = 2048 (bench/decode.py's model): every power
+# of two 7.3 ms a token; capacities up to limit / 2, then the whole buffer, 5.2-5.7;
+# up to limit / 3, 5.9.
+STRIDED_SLICE_COST = 2
+
+
+def capacities(limit: int, strided: bool = False) -> list[int]:
     """The capacities a point-varying size read from a buffer axis of `limit`
     elements runs at inside a traced loop (`_capswitch`): powers of two from
-    LEAST_SWITCH_CAPACITY below `limit`, then `limit`."""
+    LEAST_SWITCH_CAPACITY below `limit`, then `limit`. `strided`: the reads
+    slice a non-leading axis of their buffers, so a capacity c < limit costs
+    STRIDED_SLICE_COST * c and is kept only where that is below `limit`, the
+    cost of reading the whole buffer in place."""
     caps = [min(LEAST_SWITCH_CAPACITY, limit)]
     while caps[-1] < limit:
         caps.append(min(2 * caps[-1], limit))
+    if strided:
+        caps = [c for c in caps if c == limit or STRIDED_SLICE_COST * c <= limit]
     return caps
 
 
-def _capswitch(n, limits: tuple, fn):
-    """`fn(cap)` at the least capacity of `capacities(max(limits))` that holds
-    `n` elements: a `lax.switch` over one branch per capacity when `n` is
+def _capswitch(n, limits: tuple, fn, strided: bool = False):
+    """`fn(cap)` at the least capacity of `capacities(max(limits), strided)` that
+    holds `n` elements: a `lax.switch` over one branch per capacity when `n` is
     traced, so a loop whose padded size grows with its counter (a causal
     prefix) compiles once and costs O(n) per step, not O(buffer)."""
     import functools
 
     import jax.numpy as jnp
     from jax import lax
-    caps = capacities(max(limits))
+    caps = capacities(max(limits), strided)
     if _concrete(n):
         return fn(next((c for c in caps if c >= n), caps[-1]))
     if len(caps) == 1:

@@ -128,3 +128,20 @@ def test_whole_range_readers_inputs_and_outputs_keep_the_logical_order():
     np.testing.assert_allclose(np.asarray(out["whole"]), np.tanh(xv).sum(0), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(out["prefix"]), np.cumsum(xv, 0), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.asarray(out["zs"]), np.cumsum(np.tanh(xv).sum(-1), 0), rtol=1e-5, atol=1e-5)
+
+
+def test_a_strided_prefix_runs_at_capacities_that_cost_less_than_the_whole_buffer():
+    """A prefix of a (B, H, T, hd) buffer is a strided slice, copied before the
+    contraction reads it: capacities over half the buffer read it whole instead."""
+    from tidal.runtime.scheduled.traced import capacities
+    assert capacities(4608) == [128, 256, 512, 1024, 2048, 4096, 4608]
+    assert capacities(4608, strided=True) == [128, 256, 512, 1024, 2048, 4608]
+    assert capacities(4096, strided=True) == [128, 256, 512, 1024, 2048, 4096]
+    assert capacities(64, strided=True) == [64]
+    exe = _attention("causal").compile(backend="jax")
+    T = 20
+    rng = np.random.default_rng(3)
+    inputs = {n: rng.normal(size=(T, 2, 3, 4)).astype(np.float32) for n in "qx"}
+    exe.run(bounds={"T": T}, inputs=inputs)
+    switches = [line for line in exe.compiled.source.splitlines() if "_capswitch(" in line]
+    assert switches and all(line.rstrip().endswith("True)") or ", True); " in line for line in switches), switches
