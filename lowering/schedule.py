@@ -50,6 +50,7 @@ from .loop_ast import from_isl
 from .loop_fusion import fuse_shifted_loops
 from .loop_peel import peel_equality_guards
 from .needed import needed_domains
+from .stopping import check_stop_order, graph_stops, stop_order, stop_slice_error
 from .polyhedral import NotConverged, Polyhedral
 from .schedule_diagnostics import (Requirement, ScheduleError, UncomputableError, cycle_error, find_requirements,
                                    invalid_points_error, uncomputable_error, union_maps)
@@ -297,6 +298,14 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
     domains = _explicit_divs(domains)
     _configure(poly.ctx, options)
     live = [k for k in sorted(domains) if not domains[k].is_empty()]
+    # sdg.stop_when: ops that read the stopped bound run after every stop instance (stopping.py)
+    stops = graph_stops(graph)
+    if stops:
+        problem = stop_slice_error(graph, stops)
+        if problem is not None:
+            raise ScheduleError(*problem)
+    after_stop = set().union(*(s.dependent for s in stops)) if stops else set()
+    stop_relations = stop_order(graph, stops, domains)
     if not live:
         schedule = isl.Schedule.from_domain(isl.UnionSet.empty(poly.context.get_space()))
     else:
@@ -304,8 +313,8 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
         # first, as a prologue: nothing they need comes before them, and left
         # to isl they get scattered through the loop nest, which makes the
         # AST generation superlinear (17 s for a 32-layer decode, 0.2 s at 16).
-        sources = [k for k in live if not graph.nodes[k].domain and not graph.nodes[k].edges]
-        rest = [k for k in live if graph.nodes[k].domain or graph.nodes[k].edges]
+        sources = [k for k in live if not graph.nodes[k].domain and not graph.nodes[k].edges and k not in after_stop]
+        rest = [k for k in live if k not in sources]
         scheduled = set(rest)
         proximity = ([v for v in validity if poly.is_bounded(graph.nodes[v[0]].edges[v[1]].source, v[0], v[2])]
                      if options.proximity else [])
@@ -314,8 +323,8 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
             sc = isl.ScheduleConstraints.on_domain(_union_sets(domains[k] for k in rest)).set_context(poly.context)
             inner = [v for v in validity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
             near = [v for v in proximity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
-            if inner:
-                sc = sc.set_validity(union_maps(m for _, _, m in inner))
+            if inner or stop_relations:
+                sc = sc.set_validity(union_maps([m for _, _, m in inner] + stop_relations))
             if near:
                 sc = sc.set_proximity(union_maps(m for _, _, m in near))
             try:
@@ -335,7 +344,21 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
     result = GraphSchedule(graph, poly, domains, validity,
                            proximity if live else [], schedule, options, requirements, valid)
     result.check()
+    _check_stops(result, stops)
     return result
+
+
+def _check_stops(result: GraphSchedule, stops) -> None:
+    """Every op that reads a stopped bound runs after every instance of its stop."""
+    if not stops:
+        return
+    bad = check_stop_order(result.executed(), stops)
+    if bad is not None:
+        stop, k = bad
+        node = result.graph.nodes[k]
+        raise ScheduleError(f"internal error: the schedule of @{result.graph.name} runs {node.describe()}, which "
+                            f"reads a stopped bound, before the sdg.stop_when at "
+                            f"{result.graph.nodes[stop].location} is known", [(k, node.describe())])
 
 
 def _explicit_divs(domains: dict[int, isl.Set]) -> dict[int, isl.Set]:
@@ -371,4 +394,5 @@ def load_schedule(graph: Graph, text: str, options: ScheduleOptions | None = Non
         raise ScheduleError(f"the schedule attribute of @{graph.name} does not match its operators "
                             f"(re-run sdg-schedule)", [])
     result.check(f"the schedule attribute of @{graph.name}")
+    _check_stops(result, graph_stops(graph))
     return result
