@@ -324,7 +324,7 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
             inner = [v for v in validity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
             near = [v for v in proximity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
             if inner or stop_relations:
-                sc = sc.set_validity(union_maps([m for _, _, m in inner] + stop_relations))
+                sc = sc.set_validity(union_maps([m for _, _, m in inner] + [m for _, _, m in stop_relations]))
             if near:
                 sc = sc.set_proximity(union_maps(m for _, _, m in near))
             try:
@@ -335,7 +335,7 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
                 raise cycle_error(graph, validity, "isl found no schedule")
             schedule = _sequential(schedule)
             if options.fuse_shifted:
-                schedule = fuse_shifted_loops(schedule, graph, domains, inner)
+                schedule = fuse_shifted_loops(schedule, graph, domains, inner, stop_relations)
             if options.separate:
                 schedule = _separate(schedule, graph, options.separate_max_ops)
         if sources:

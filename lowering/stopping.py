@@ -26,7 +26,7 @@ import islpy as isl
 
 from .graph import Graph, Node
 
-__all__ = ["StopInfo", "graph_stops", "stop_order", "stop_slice_error", "check_stop_order"]
+__all__ = ["StopInfo", "graph_stops", "stop_order", "stop_slice_error", "check_stop_order", "runs_in_order"]
 
 _SKIP_ATTRS = {"domain", "name", "callee", "value"}
 
@@ -115,9 +115,9 @@ def stop_slice_error(graph: Graph, stops: list[StopInfo]) -> tuple[str, list] | 
     return None
 
 
-def stop_order(graph: Graph, stops: list[StopInfo], domains: dict) -> list[isl.Map]:
-    """Validity relations: every instance of each stop before every instance of
-    each of its bound-dependent nodes."""
+def stop_order(graph: Graph, stops: list[StopInfo], domains: dict) -> list[tuple[int, int, isl.Map]]:
+    """(stop, node, relation): every instance of each stop before every instance
+    of each of its bound-dependent nodes (validity relations for isl)."""
     out = []
     for stop in stops:
         source = domains.get(stop.index)
@@ -127,7 +127,7 @@ def stop_order(graph: Graph, stops: list[StopInfo], domains: dict) -> list[isl.M
             sink = domains.get(k)
             if sink is None or sink.is_empty():
                 continue
-            out.append(isl.Map.from_domain_and_range(source, sink))
+            out.append((stop.index, k, isl.Map.from_domain_and_range(source, sink)))
     return out
 
 
@@ -147,3 +147,20 @@ def check_stop_order(executed: dict, stops: list[StopInfo]) -> tuple[int, int] |
                     not last.lex_ge_set(first).is_empty():
                 return stop.index, k
     return None
+
+
+def runs_in_order(theta: isl.UnionMap, relations: list[isl.Map]) -> bool:
+    """Whether the schedule `theta` (instance -> time) runs the source of every
+    pair of `relations` (stop_order's) before its sink."""
+    ok = True
+
+    def each(pairs: isl.Map) -> None:
+        nonlocal ok
+        lt = isl.Map.lex_lt(pairs.range().get_space()).align_params(pairs.get_space())
+        if not pairs.align_params(lt.get_space()).is_subset(lt):
+            ok = False
+    for m in relations:
+        isl.UnionMap.from_map(m).apply_domain(theta).apply_range(theta).foreach_map(each)
+        if not ok:
+            return False
+    return True

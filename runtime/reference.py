@@ -79,23 +79,28 @@ def evaluate(module: ir.Module | str, bounds: dict[str, int], inputs: dict[str, 
     """
     root, op = load_graph(module, graph, source_name, inline=True)
     with root.context:
-        given = bounds
-        bounds = stopped_bounds(root, op, bounds, inputs, udfs or {}, params or {})
+        given, known = bounds, {}
+        bounds = stopped_bounds(root, op, bounds, inputs, udfs or {}, params or {}, known)
         if steps is not None:
             checked = _check_bounds(op, bounds)
             names = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["bounds"])]
             dims = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["steps"])]
             steps.clear()
             steps.update({d: checked[b] for d, b in zip(dims, names)})
-        return _Evaluator(root, op, bounds, inputs, udfs or {}, params or {}, given).run()
+        evaluator = _Evaluator(root, op, bounds, inputs, udfs or {}, params or {}, given)
+        for k, values in known.items():   # the conditions' values (UDFs run once per point)
+            evaluator.values[k].update({p: v for p, v in values.items() if evaluator.nodes[k].in_domain(p)})
+        return evaluator.run()
 
 
-def stopped_bounds(root, op, bounds: dict, inputs: dict, udfs: dict, params: dict) -> dict:
+def stopped_bounds(root, op, bounds: dict, inputs: dict, udfs: dict, params: dict,
+                   known: dict | None = None) -> dict:
     """`bounds` with the bound of each `sdg.stop_when`'s dim cut to t_stop + 1,
     t_stop the first point where its condition holds (docs/semantics.md). The
     conditions are evaluated with the bounds given (their values at t do not
     depend on the bound: the frontend checks it); stops are taken in graph
-    order, each with the bounds the earlier ones cut."""
+    order, each with the bounds the earlier ones cut. `known` gets {node: {point:
+    values}} of what the conditions read, to be reused (not computed again)."""
     stops = [o.operation for o in op.regions[0].blocks[0].operations if o.operation.name == "sdg.stop_when"]
     if not stops:
         return bounds
@@ -116,6 +121,15 @@ def stopped_bounds(root, op, bounds: dict, inputs: dict, udfs: dict, params: dic
             if bool(np.asarray(value)):
                 bounds[bound] = t + 1
                 break
+        if known is not None:
+            seen, stack = set(), [cond.producer]
+            while stack:
+                n = stack.pop()
+                if n.index not in seen:
+                    seen.add(n.index)
+                    stack.extend(o.producer for o in n.operands)
+            for k in seen:
+                known.setdefault(k, {}).update(evaluator.values[k])
     return bounds
 
 
