@@ -26,7 +26,7 @@ import islpy as isl
 
 from .graph import Graph, Node
 
-__all__ = ["StopInfo", "graph_stops", "stop_order", "stop_slice_error", "check_stop_order", "runs_in_order"]
+__all__ = ["StopInfo", "graph_stops", "stop_phase", "stop_order", "stop_slice_error", "check_stop_order", "runs_in_order"]
 
 _SKIP_ATTRS = {"domain", "name", "callee", "value"}
 
@@ -113,6 +113,15 @@ def stop_slice_error(graph: Graph, stops: list[StopInfo]) -> tuple[str, list] | 
                     f"only when the run stops (through {node.describe()})",
                     [(bad[0], f"{node.describe()} reads {stop.bound}")])
     return None
+
+
+def stop_phase(graph: Graph, stops: list[StopInfo]) -> set[int]:
+    """The nodes the schedule runs first: the stops and what their conditions
+    read (the rest runs after them, lowering/schedule.py)."""
+    out: set[int] = set()
+    for stop in stops:
+        out |= _slice(graph, stop.index)
+    return out
 
 
 def stop_order(graph: Graph, stops: list[StopInfo], domains: dict) -> list[tuple[int, int, isl.Map]]:

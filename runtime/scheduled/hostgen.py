@@ -118,6 +118,8 @@ class _Gen:
             name = self.names[value]
         except KeyError:
             raise HostGenError(f"value {value.get_name()} is used before it is defined") from None
+        if isinstance(name, ir.Operation):    # uses a stopped bound: written out here, in this mode
+            name = self.arith_expr(name)
         if self.tr and name.isidentifier() and name not in self.inside and name not in self.bounds \
                 and name not in ("True", "False") and name not in self.free:
             self.free.append(name)
@@ -159,6 +161,20 @@ class _Gen:
             self.names[op.results[0]] = text
             return
         if name.startswith("arith."):
+            expr = self.arith_expr(op)
+            if self.dyn and any(w in self.dyn for w in _WORD.findall(expr)):
+                self.names[op.results[0]] = op    # uses a stopped bound: evaluated where used
+                return
+            var = self.define(self.fresh("v"))
+            self.lines.append(f"{pad}{var} = {expr}")
+            self.names[op.results[0]] = var
+            return
+        self.structure(op, depth)
+
+    def arith_expr(self, op: ir.Operation) -> str:
+        """The expression of an `arith` op (plain, or traced inside a loop function)."""
+        name = op.name
+        if True:
             args = [self.v(x) for x in op.operands]
             if self.tr and name in ("arith.andi", "arith.ori"):
                 expr = f"{'_and' if name == 'arith.andi' else '_or'}({args[0]}, {args[1]})"
@@ -179,13 +195,12 @@ class _Gen:
                 expr = f"{call}({args[0]}, {args[1]})"
             else:
                 raise HostGenError(f"unsupported op '{name}' in the lowered program")
-            if self.dyn and any(w in self.dyn for w in _WORD.findall(expr)):
-                self.names[op.results[0]] = expr    # uses a stopped bound: evaluated where used
-                return
-            var = self.define(self.fresh("v"))
-            self.lines.append(f"{pad}{var} = {expr}")
-            self.names[op.results[0]] = var
-            return
+            return expr
+
+    def structure(self, op: ir.Operation, depth: int) -> None:
+        """Loops, guards and calls."""
+        pad = "    " * depth
+        name = op.name
         if name in ("scf.for", "scf.if") and not self.runs_anything(op):
             return      # e.g. a guard around an input's statement: nothing to run
         if name == "scf.for" and not self.tr and not self.plain_only and self.loop_traceable(op):
