@@ -50,3 +50,18 @@ sdg.graph @outside dims [t < T] {
   sdg.output "y" %y[t] domain [t] : !v
 }
 
+// -----
+
+!f = !tidal.tensor<[], f32>
+!b = !tidal.tensor<[], i1>
+
+// A stop condition that reads T (a suffix sum r[t:T]) cannot be known before the stop.
+// CHECK: error: the condition of sdg.stop_when at {{.*}}sdg-schedule-errors.mlir:{{[0-9]+}}:3 depends on the bound T, which is known only when the run stops
+sdg.graph @stop_reads_bound dims [t < T] {
+  %r = sdg.input "r" domain [t] : !f
+  // expected-error @+1 {{depends on the bound T, which is known only when the run stops (through '%1 = sdg.reduce sum'}}
+  %g = sdg.reduce sum [0] %r[t:T] domain [t] : (!f) -> !f
+  %z = sdg.constant dense<0.0> : tensor<f32> domain [] : !f
+  %c = sdg.binary gt %g[t], %z[] domain [t] : (!f, !f) -> !b
+  sdg.stop_when %c[t] domain [t] : !b
+}
