@@ -164,7 +164,7 @@ def _check_stop(stop: Stop) -> None:
             continue
         best[key] = d
         for out in node.outputs:
-            if _uses(out.shape, T):
+            if _uses(out.shape, T) and node.op != "index":    # an index says which component
                 raise TidalError(f"{where} depends on the bound {T.name} (a shape here)", hint,
                                  location=node.loc)
         for name, value in node.attrs.items():
