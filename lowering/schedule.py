@@ -324,9 +324,11 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
                      if options.proximity else [])
         schedule = None
         # with stops: the stops and what they read, then the rest, each scheduled alone
-        for part in ([[k for k in rest if k in first], [k for k in rest if k not in first]] if stops else [rest]):
-            if part:
-                one = _isl_schedule(graph, poly, domains, validity, proximity, options, set(part))
+        parts = [[k for k in rest if k in first], [k for k in rest if k not in first]] if stops else [rest]
+        for n, part in enumerate(parts):
+            if part:   # the stops' loops: one loop each, no iterations peeled after it (atomic)
+                one = _isl_schedule(graph, poly, domains, validity, proximity, options, set(part),
+                                    atomic=bool(stops) and n == 0)
                 schedule = one if schedule is None else schedule.sequence(one)
         if sources:
             prologue = isl.Schedule.from_domain(_union_sets(domains[k] for k in sources))
@@ -340,8 +342,11 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
 
 
 def _isl_schedule(graph: Graph, poly, domains: dict, validity: list, proximity: list, options: ScheduleOptions,
-                  scheduled: set) -> isl.Schedule:
-    """isl's schedule of the nodes `scheduled` (their dependences among themselves)."""
+                  scheduled: set, atomic: bool = False) -> isl.Schedule:
+    """isl's schedule of the nodes `scheduled` (their dependences among themselves).
+    `atomic`: every loop generated whole, with guards, never split into pieces
+    by the bounds (a stop's loop: iterations peeled after it would run again
+    the points it ran before the stop lowered the bound)."""
     sc = isl.ScheduleConstraints.on_domain(_union_sets(domains[k] for k in sorted(scheduled))).set_context(poly.context)
     inner = [v for v in validity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
     near = [v for v in proximity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
@@ -358,9 +363,20 @@ def _isl_schedule(graph: Graph, poly, domains: dict, validity: list, proximity: 
     schedule = _sequential(schedule)
     if options.fuse_shifted:
         schedule = fuse_shifted_loops(schedule, graph, domains, inner)
-    if options.separate:
+    if atomic:
+        schedule = _atomic(schedule)
+    elif options.separate:
         schedule = _separate(schedule, graph, options.separate_max_ops)
     return schedule
+
+
+def _atomic(schedule: isl.Schedule) -> isl.Schedule:
+    """Every band member marked `atomic`: one loop, its statements guarded."""
+    def mark(node):
+        for i in range(node.band_n_member()):
+            node = node.band_member_set_ast_loop_type(i, isl.ast_loop_type.atomic)
+        return node
+    return _rewrite(schedule, isl.schedule_node_type.band, mark, "marking the stop's bands 'atomic'")
 
 
 def _phases(graph: Graph, domains: dict, stops) -> list | None:

@@ -332,7 +332,9 @@ class Executable:
             return self.compiled.run(b, values, progress=bool(progress), params=self._binding)
         from tidal.runtime.reference import evaluate as reference_evaluate
 
-        self._steps = {}
+        self._steps = {d.step.name: b[d.bound.name] for d in self.program.dim_list if d.bound.name in b}
+        if not self.program.stops:
+            return reference_evaluate(self.module, b, values, self.udfs, params=self._binding)
         return reference_evaluate(self.module, b, values, self.udfs, params=self._binding, steps=self._steps)
 
     def schedule(self) -> str:
