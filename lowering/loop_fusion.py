@@ -43,7 +43,6 @@ import islpy as isl
 
 from tidal.symbolic import evaluate, parse
 
-from .stopping import runs_in_order
 from .dependence_check import first_violated
 
 __all__ = ["fuse_shifted_loops"]
@@ -191,9 +190,8 @@ def _shifted(band: _Band, s: int) -> isl.MultiUnionPwAff:
 
 
 class _Fuser:
-    def __init__(self, schedule: isl.Schedule, graph, domains: dict, validity: list, after: list = ()):
+    def __init__(self, schedule: isl.Schedule, graph, domains: dict, validity: list):
         self.schedule, self.graph, self.domains, self.validity = schedule, graph, domains, validity
-        self.after = list(after)      # (source node, sink node, map): orders that are not operands (stopping.py)
         self.source = {(sink, number): graph.nodes[sink].edges[number].source for sink, number, _ in validity}
         self.params = list(graph.bounds)
         self.root_domain = schedule.get_domain()
@@ -215,9 +213,6 @@ class _Fuser:
     def _deps(self, sources: set[int], sinks: set[int]) -> list:
         return [m for sink, number, m in self.validity
                 if sink in sinks and self.source[(sink, number)] in sources]
-
-    def _ordered_after(self, sources: set[int], sinks: set[int]) -> bool:
-        return any(src in sources and sink in sinks for src, sink, _ in self.after)
 
     def _visit(self, tree) -> None:
         if isinstance(tree, _Band):
@@ -256,7 +251,7 @@ class _Fuser:
         after_a, before, after = _statements(fa), [], []
         for filt, sub in kids[a + 1:b]:   # between the loops: before the fused loop unless it needs A
             mine = _statements(filt)
-            if self._deps(after_a, mine) or self._ordered_after(after_a, mine):
+            if self._deps(after_a, mine):
                 after.append((filt, sub))
                 after_a |= mine
             else:
@@ -270,18 +265,15 @@ class _Fuser:
         theta = _build(self.tree, self.root_domain).get_map()
         checked = [(sink, number, m) for sink, number, m in self.validity
                    if sink in moved or self.source[(sink, number)] in moved]
-        if first_violated(self.graph, self.domains, checked, theta) is not None or \
-                (self.after and not runs_in_order(theta, [m for _, _, m in self.after])):
+        if first_violated(self.graph, self.domains, checked, theta) is not None:
             seq.children = old
             return False
         self.fused += 1
         return True
 
 
-def fuse_shifted_loops(schedule: isl.Schedule, graph, domains: dict, validity: list,
-                       after: list = ()) -> isl.Schedule:
+def fuse_shifted_loops(schedule: isl.Schedule, graph, domains: dict, validity: list) -> isl.Schedule:
     """`schedule` with every loop that reads an earlier loop of the same
     sequence at a constant distance fused into it (module docstring); the
-    same object when nothing fuses. `after`: (source node, sink node, map)
-    orders to keep besides the operands' (an sdg.stop_when's, stopping.py)."""
-    return _Fuser(schedule, graph, domains, validity, after).run()
+    same object when nothing fuses."""
+    return _Fuser(schedule, graph, domains, validity).run()

@@ -6,12 +6,15 @@ t where `c` holds, and means what the graph means with `T = t_stop + 1`
 changes `T` to `t_stop + 1` the moment the stop's condition holds, and every
 loop bound, guard and kernel size evaluated from then on sees the new value
 (hostgen.py). That is correct if nothing computed before the change depends
-on `T`: so every op that reads `T` (a dependence, a branch condition, a shape
-or an attribute that uses it, or a bound derived from it) is *bound-dependent*,
-and the schedule runs each after every instance of the stop (`order`), hence
-after the loop that computes the condition. The condition itself must not
-depend on `T` (the frontend checks the program as written; `stop_slice_error`
-the graph after the passes).
+on `T`: every op that reads `T` (a dependence, a branch condition, a shape or
+an attribute that uses it, or a bound derived from it) is *bound-dependent*,
+and must run after every instance of the stop. The schedule (schedule.py) runs
+the stops and the ops their conditions read first (`stop_phase`), in loops
+that are never split by the bound (atomic), and everything else after, with
+loop nests generated apart (a test of the bound made before the stop must
+not choose the code that runs after it); `check_stop_order` verifies the
+order. The condition itself must not depend on `T` (the frontend checks the
+program as written; `stop_slice_error` the graph after the passes).
 
 Points the schedule computes ahead of the stop (`x[t + 1]` computed in the
 step of `t`) are computed once too many and never read; outputs over t are cut
@@ -26,7 +29,7 @@ import islpy as isl
 
 from .graph import Graph, Node
 
-__all__ = ["StopInfo", "graph_stops", "stop_phase", "stop_order", "stop_slice_error", "check_stop_order", "runs_in_order"]
+__all__ = ["StopInfo", "graph_stops", "stop_phase", "stop_slice_error", "check_stop_order"]
 
 _SKIP_ATTRS = {"domain", "name", "callee", "value"}
 
@@ -124,22 +127,6 @@ def stop_phase(graph: Graph, stops: list[StopInfo]) -> set[int]:
     return out
 
 
-def stop_order(graph: Graph, stops: list[StopInfo], domains: dict) -> list[tuple[int, int, isl.Map]]:
-    """(stop, node, relation): every instance of each stop before every instance
-    of each of its bound-dependent nodes (validity relations for isl)."""
-    out = []
-    for stop in stops:
-        source = domains.get(stop.index)
-        if source is None or source.is_empty():
-            continue
-        for k in sorted(stop.dependent):
-            sink = domains.get(k)
-            if sink is None or sink.is_empty():
-                continue
-            out.append((stop.index, k, isl.Map.from_domain_and_range(source, sink)))
-    return out
-
-
 def check_stop_order(executed: dict, stops: list[StopInfo]) -> tuple[int, int] | None:
     """(stop, node): the first bound-dependent node that the loop tree
     (`executed`: node -> instance -> time) runs before an instance of its stop,
@@ -157,19 +144,3 @@ def check_stop_order(executed: dict, stops: list[StopInfo]) -> tuple[int, int] |
                 return stop.index, k
     return None
 
-
-def runs_in_order(theta: isl.UnionMap, relations: list[isl.Map]) -> bool:
-    """Whether the schedule `theta` (instance -> time) runs the source of every
-    pair of `relations` (stop_order's) before its sink."""
-    ok = True
-
-    def each(pairs: isl.Map) -> None:
-        nonlocal ok
-        lt = isl.Map.lex_lt(pairs.range().get_space()).align_params(pairs.get_space())
-        if not pairs.align_params(lt.get_space()).is_subset(lt):
-            ok = False
-    for m in relations:
-        isl.UnionMap.from_map(m).apply_domain(theta).apply_range(theta).foreach_map(each)
-        if not ok:
-            return False
-    return True
