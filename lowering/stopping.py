@@ -105,8 +105,14 @@ def _slice(graph: Graph, index: int) -> set[int]:
 
 
 def stop_slice_error(graph: Graph, stops: list[StopInfo]) -> tuple[str, list] | None:
-    """(message, [(node, what)]) when a stop's condition reads a bound-dependent
-    op (it could not be computed before the stop is known), else None."""
+    """(message, [(node, what)]) when a stop is over more than one dim (a stop per
+    point of the outer dims: not supported yet) or its condition reads a
+    bound-dependent op (it could not be computed before the stop is known), else None."""
+    for stop in stops:
+        node = graph.nodes[stop.index]
+        if len(node.domain) > 1:
+            return (f"sdg.stop_when over an inner dim ({stop.step}, one stop per point of "
+                    f"{', '.join(node.domain[:-1])}) is not supported yet", [(stop.index, node.describe())])
     for stop in stops:
         bad = sorted(_slice(graph, stop.index) & stop.dependent)
         if bad:

@@ -65,3 +65,15 @@ sdg.graph @stop_reads_bound dims [t < T] {
   %c = sdg.binary gt %g[t], %z[] domain [t] : (!f, !f) -> !b
   sdg.stop_when %c[t] domain [t] : !b
 }
+
+// -----
+
+!b = !tidal.tensor<[], i1>
+
+// A stop over an inner dim (one per point of i: ragged outputs) is not supported yet.
+// CHECK: error: sdg.stop_when over an inner dim (t, one stop per point of i) is not supported yet
+sdg.graph @stop_inner dims [i < I, t < T] {
+  %c = sdg.input "c" domain [i, t] : !b
+  // expected-error @+1 {{sdg.stop_when over an inner dim (t, one stop per point of i) is not supported yet}}
+  sdg.stop_when %c[i, t] domain [i, t] : !b
+}
