@@ -313,6 +313,7 @@ class ScheduledProgram:
             if text:
                 from tidal.symbolic import evaluate, parse
                 bounds[b] = self.ns[b] = int(evaluate(parse(text), bounds))
+        self.sched.check_bounds(bounds)   # what the rest needs exists at these bounds (UncomputableError)
         self.allocator.rebound(bounds, self.stop_dependent)
 
     def _device_to_host(self, value):
