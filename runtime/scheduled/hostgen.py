@@ -470,11 +470,12 @@ def _owner(key: str) -> int | None:
 
 def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
                 traceable: dict | None = None, guard: bool = False,
-                stops: dict | None = None) -> tuple[str, list[str]]:
+                stops: dict | None = None, dynamic: set | None = None) -> tuple[str, list[str]]:
     """(source of `def _program(<bounds>):`, bound names) for function `run_name`;
     with `traceable`, preceded by its loop functions (`_loop<n>`); with
     `guard`, every launch `_L<k>(...)` preceded by `_G(k)` (swapping.py);
-    `stops`: stop node -> the bound it lowers (a global, not an argument)."""
+    `stops`: stop node -> the bound it lowers; `dynamic`: the bounds that change
+    during a run (those and the bounds derived from them: globals, not arguments)."""
     body = module_op.regions[0].blocks[0]
     callees, memory, run = {}, {}, None
     for op in body.operations:
@@ -498,7 +499,7 @@ def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
     gen.guard = guard
     gen.bounds = set(bounds)
     gen.stops = dict(stops or {})
-    gen.dyn = set(gen.stops.values())
+    gen.dyn = set(gen.stops.values()) | set(dynamic or ())
     entry = run.regions[0].blocks[0]
     for arg, b in zip(entry.arguments, bounds):
         gen.names[arg] = b

@@ -112,6 +112,7 @@ class ScheduledProgram:
             stops = graph_stops(graph)
             self.stop_bounds = {s.index: s.bound for s in stops}
             self.stop_dependent = set().union(*(s.dependent for s in stops)) if stops else set()
+            self.stop_names = set().union(*(s.names for s in stops)) if stops else set()   # and derived bounds
             options = options or options_for(graph)   # none given: the graph's (tiles: not whole-component)
 
             schedule_pass = SdgSchedule.with_options(options)   # the registered pass, as tidal-opt runs it
@@ -158,7 +159,8 @@ class ScheduledProgram:
                      else gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
                      if k not in inputs]
         plain, self.bound_names = host_source(self.root, run_function_name(graph), inputs,
-                                              guard=self.device_memory is not None, stops=self.stop_bounds)
+                                              guard=self.device_memory is not None, stops=self.stop_bounds,
+                                              dynamic=self.stop_names)
         program, traceable = plain, {}
         if self.xla_loops:
             from .traced import traced_launcher
@@ -169,7 +171,7 @@ class ScheduledProgram:
                         launchers.append(traced[0])
                         traceable[k] = traced[1:]
             program, _ = host_source(self.root, run_function_name(graph), inputs, traceable,
-                                     stops=self.stop_bounds)
+                                     stops=self.stop_bounds, dynamic=self.stop_names)
         self.host_nodes = sorted(gen.host_nodes)
         self.index_checked = sorted(gen.index_checked)
         self.padded_nodes = sorted(gen.padded)      # run as padded kernels (padded.py)
