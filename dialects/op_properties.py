@@ -88,6 +88,7 @@ TABLE: dict[str, OpProperties] = {
     "sdg.param": OpProperties(None, source=True, pure=False),
     "sdg.output": OpProperties(None, pure=False, side_effects=True),
     "sdg.udf": OpProperties("host", pure=False, side_effects=True),
+    "sdg.stop_when": OpProperties(None, pure=False, side_effects=True),
     "sdg.merge": _STRUCTURE,
     "sdg.island": _STRUCTURE,
     "sdg.yield": _STRUCTURE,

@@ -156,11 +156,16 @@ def _sample(logits, n: int, t, temperature: float, seed: int):
 
 
 def build(cfg: Config, weights: dict, *, sample: bool = False, temperature: float = 1.0,
-          seed: int = 0, margins: bool = False):
+          seed: int = 0, margins: bool = False, eos: int | None = None, stop: bool = True):
     """The decoding program: bounds P (prompt length) and T (prompt + generated);
     input "prompt" (P, batch) int64; output "tokens" (T, batch) (the prompt, then
     the generated tokens) and, with `margins`, "margin" (T, batch): the gap between
-    the two largest logits at each step (to tell exact ties from real mismatches)."""
+    the two largest logits at each step (to tell exact ties from real mismatches).
+
+    With `eos`, a sequence that has generated the token `eos` is done and
+    generates `eos` from then on, and (with `stop`) the run ends at the first
+    step where every sequence is done (`td.stop_when`): "tokens" then has
+    t_stop + 1 <= T rows, the last one holding the last sequence's first EOS."""
     with td.Program("llama_decode") as p:
         (s, P), (t, T) = p.dims(("s", "P"), "t")
         prompt = td.input("prompt", shape=(cfg.batch,), dtype="int64", domain=(s,))
@@ -168,10 +173,15 @@ def build(cfg: Config, weights: dict, *, sample: bool = False, temperature: floa
         tok[t, t < P] = prompt[t]                   # prefill: the prompt, one token per step
         model = Llama(cfg, t, weights)
         logits = model(tok)                         # (batch, vocab)
-        if sample:
-            tok[t + 1] = _sample(logits, cfg.vocab, t, temperature, seed)
-        else:
-            tok[t + 1] = _argmax(logits, cfg.vocab)
+        nxt = _sample(logits, cfg.vocab, t, temperature, seed) if sample else _argmax(logits, cfg.vocab)
+        if eos is not None:   # done[t]: the sequence has generated eos by step t
+            done = td.recurrent(shape=(cfg.batch,), dtype="bool", domain=(t,))
+            done[t, t < P] = td.zeros(cfg.batch, dtype="bool")
+            done[t] = done[t - 1] | (tok == eos)
+            nxt = td.where(done, eos, nxt)
+            if stop:
+                td.stop_when(done.all())            # the run ends once every sequence is done
+        tok[t + 1] = nxt
         p.output("tokens", tok)
         if margins:
             top = logits.max(-1, keepdim=True)
@@ -197,9 +207,11 @@ def _rope_np(x, pos, cfg: Config):
 
 
 def numpy_decode(cfg: Config, weights: dict, prompt: np.ndarray, steps: int,
-                 dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+                 dtype=np.float64, eos: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(tokens (steps, batch), margins (steps - 1, batch)): greedy decoding with a
-    KV cache in Python lists, sliced to the window for pattern "window"."""
+    KV cache in Python lists, sliced to the window for pattern "window". With
+    `eos`, as `build(eos=...)`: a sequence repeats eos once it generated it, and
+    decoding ends after the step where every sequence has (fewer rows)."""
     w = {k: v.astype(dtype) for k, v in weights.items()}
     H, dh, B = cfg.heads, cfg.dim // cfg.heads, cfg.batch
 
@@ -209,7 +221,12 @@ def numpy_decode(cfg: Config, weights: dict, prompt: np.ndarray, steps: int,
     toks = [prompt[i] for i in range(min(len(prompt), steps))]
     cache = [([], []) for _ in range(cfg.layers)]
     margins = []
+    done = np.zeros(B, dtype=bool)
     for t in range(steps - 1):
+        if eos is not None and t >= len(prompt):
+            done |= toks[t] == eos
+            if done.all():
+                break
         x = w["embed.weight"][toks[t]]
         for i, (ks, vs) in enumerate(cache):
             pre = f"layers.{i}."
@@ -232,7 +249,7 @@ def numpy_decode(cfg: Config, weights: dict, prompt: np.ndarray, steps: int,
         top2 = np.sort(logits, -1)[:, -2:]
         margins.append(top2[:, 1] - top2[:, 0])
         if t + 1 >= len(toks):
-            toks.append(np.argmax(logits, -1))
+            toks.append(np.argmax(logits, -1) if eos is None else np.where(done, eos, np.argmax(logits, -1)))
     return np.stack(toks).astype(np.int64), np.stack(margins) if margins else np.zeros((0, B))
 
 

@@ -66,7 +66,7 @@ from .graph import components, read_island
 
 __all__ = ["needed_domains", "ROOTS"]
 
-ROOTS = ("sdg.output", "sdg.udf")       # needed at every valid point
+ROOTS = ("sdg.output", "sdg.udf", "sdg.stop_when")       # needed at every valid point
 # isl operations one transitive closure may take before the cycle falls back.
 CLOSURE_OPERATIONS = 2_000_000
 # isl operations the whole computation may take before every node keeps its

@@ -50,7 +50,8 @@ from .loop_ast import from_isl
 from .loop_fusion import fuse_shifted_loops
 from .loop_peel import peel_equality_guards
 from .needed import needed_domains
-from .polyhedral import NotConverged, Polyhedral
+from .stopping import check_stop_order, graph_stops, stop_phase, stop_slice_error
+from .polyhedral import NotConverged, Polyhedral, statement_name
 from .schedule_diagnostics import (Requirement, ScheduleError, UncomputableError, cycle_error, find_requirements,
                                    invalid_points_error, uncomputable_error, union_maps)
 
@@ -102,6 +103,7 @@ class GraphSchedule:
     options: ScheduleOptions = field(default_factory=ScheduleOptions)
     requirements: list[Requirement] = field(default_factory=list)
     valid: dict[int, isl.Set] | None = None     # valid (computable) domain of each node
+    phases: list | None = None                  # sdg.stop_when: statement sets whose loops are generated apart
 
     def check_bounds(self, bounds: Mapping[str, int]) -> None:
         """Raises UncomputableError if, with `bounds` ({bound name: int >= 1}),
@@ -160,8 +162,12 @@ class GraphSchedule:
 
     def _scan(self, schedule: isl.Schedule, lifted: bool):
         """(tree, executed order, None) for the AST of `schedule`, or
-        (None, None, (node, what is wrong))."""
-        tree = from_isl(isl.AstBuild.from_context(self.poly.context).node_from_schedule(schedule))
+        (None, None, (node, what is wrong)). With `phases`, one AST per phase,
+        one after the other."""
+        tree = []
+        for phase in (self.phases or [None]):
+            part = schedule if phase is None else schedule.intersect_domain(_statements_named(schedule, phase))
+            tree += from_isl(isl.AstBuild.from_context(self.poly.context).node_from_schedule(part))
         if lifted:
             drop_lifted_args(tree, self.graph)
         tree = peel_equality_guards(tree)   # checked below like the rest of the tree
@@ -297,6 +303,14 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
     domains = _explicit_divs(domains)
     _configure(poly.ctx, options)
     live = [k for k in sorted(domains) if not domains[k].is_empty()]
+    # sdg.stop_when: the conditions' ops run first, then the rest (stopping.py)
+    stops = graph_stops(graph)
+    if stops:
+        problem = stop_slice_error(graph, stops)
+        if problem is not None:
+            raise ScheduleError(*problem)
+    after_stop = set().union(*(s.dependent for s in stops)) if stops else set()
+    first = stop_phase(graph, stops)
     if not live:
         schedule = isl.Schedule.from_domain(isl.UnionSet.empty(poly.context.get_space()))
     else:
@@ -304,38 +318,100 @@ def schedule_graph(graph: Graph, options: ScheduleOptions | None = None) -> Grap
         # first, as a prologue: nothing they need comes before them, and left
         # to isl they get scattered through the loop nest, which makes the
         # AST generation superlinear (17 s for a 32-layer decode, 0.2 s at 16).
-        sources = [k for k in live if not graph.nodes[k].domain and not graph.nodes[k].edges]
-        rest = [k for k in live if graph.nodes[k].domain or graph.nodes[k].edges]
-        scheduled = set(rest)
+        sources = [k for k in live if not graph.nodes[k].domain and not graph.nodes[k].edges and k not in after_stop]
+        rest = [k for k in live if k not in sources]
         proximity = ([v for v in validity if poly.is_bounded(graph.nodes[v[0]].edges[v[1]].source, v[0], v[2])]
                      if options.proximity else [])
         schedule = None
-        if rest:
-            sc = isl.ScheduleConstraints.on_domain(_union_sets(domains[k] for k in rest)).set_context(poly.context)
-            inner = [v for v in validity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
-            near = [v for v in proximity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
-            if inner:
-                sc = sc.set_validity(union_maps(m for _, _, m in inner))
-            if near:
-                sc = sc.set_proximity(union_maps(m for _, _, m in near))
-            try:
-                schedule = sc.compute_schedule()
-            except isl.Error as e:
-                raise cycle_error(graph, validity, str(e)) from None
-            if schedule is None:
-                raise cycle_error(graph, validity, "isl found no schedule")
-            schedule = _sequential(schedule)
-            if options.fuse_shifted:
-                schedule = fuse_shifted_loops(schedule, graph, domains, inner)
-            if options.separate:
-                schedule = _separate(schedule, graph, options.separate_max_ops)
+        # with stops: the stops and what they read, then the rest, each scheduled alone
+        parts = [[k for k in rest if k in first], [k for k in rest if k not in first]] if stops else [rest]
+        for n, part in enumerate(parts):
+            if part:   # the stops' loops: one loop each, no iterations peeled after it (atomic)
+                one = _isl_schedule(graph, poly, domains, validity, proximity, options, set(part),
+                                    atomic=bool(stops) and n == 0)
+                schedule = one if schedule is None else schedule.sequence(one)
         if sources:
             prologue = isl.Schedule.from_domain(_union_sets(domains[k] for k in sources))
             schedule = prologue if schedule is None else prologue.sequence(schedule)
     result = GraphSchedule(graph, poly, domains, validity,
                            proximity if live else [], schedule, options, requirements, valid)
+    result.phases = _phases(graph, domains, stops)
     result.check()
+    _check_stops(result, stops)
     return result
+
+
+def _isl_schedule(graph: Graph, poly, domains: dict, validity: list, proximity: list, options: ScheduleOptions,
+                  scheduled: set, atomic: bool = False) -> isl.Schedule:
+    """isl's schedule of the nodes `scheduled` (their dependences among themselves).
+    `atomic`: every loop generated whole, with guards, never split into pieces
+    by the bounds (a stop's loop: iterations peeled after it would run again
+    the points it ran before the stop lowered the bound)."""
+    sc = isl.ScheduleConstraints.on_domain(_union_sets(domains[k] for k in sorted(scheduled))).set_context(poly.context)
+    inner = [v for v in validity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
+    near = [v for v in proximity if v[0] in scheduled and graph.nodes[v[0]].edges[v[1]].source in scheduled]
+    if inner:
+        sc = sc.set_validity(union_maps(m for _, _, m in inner))
+    if near:
+        sc = sc.set_proximity(union_maps(m for _, _, m in near))
+    try:
+        schedule = sc.compute_schedule()
+    except isl.Error as e:
+        raise cycle_error(graph, validity, str(e)) from None
+    if schedule is None:
+        raise cycle_error(graph, validity, "isl found no schedule")
+    schedule = _sequential(schedule)
+    if options.fuse_shifted:
+        schedule = fuse_shifted_loops(schedule, graph, domains, inner)
+    if atomic:
+        schedule = _atomic(schedule)
+    elif options.separate:
+        schedule = _separate(schedule, graph, options.separate_max_ops)
+    return schedule
+
+
+def _atomic(schedule: isl.Schedule) -> isl.Schedule:
+    """Every band member marked `atomic`: one loop, its statements guarded."""
+    def mark(node):
+        for i in range(node.band_n_member()):
+            node = node.band_member_set_ast_loop_type(i, isl.ast_loop_type.atomic)
+        return node
+    return _rewrite(schedule, isl.schedule_node_type.band, mark, "marking the stop's bands 'atomic'")
+
+
+def _phases(graph: Graph, domains: dict, stops) -> list | None:
+    """With stops: the statements of each part of the run whose loops are
+    generated apart (the stops and what they read, then the rest: a loop nest
+    generated for all of it would test the bound once, before the stop lowers
+    it, in conditions that choose the code after it)."""
+    if not stops:
+        return None
+    first = stop_phase(graph, stops)
+    live = [k for k in sorted(domains) if not domains[k].is_empty()]
+    parts = [[k for k in live if k in first or (not graph.nodes[k].domain and not graph.nodes[k].edges
+                                                 and not any(k in s.dependent for s in stops))]]
+    parts.append([k for k in live if k not in parts[0]])
+    return [{statement_name(k) for k in part} for part in parts if part]
+
+
+def _statements_named(schedule: isl.Schedule, names: set) -> isl.UnionSet:
+    """The part of the schedule's domain whose statements are named in `names`."""
+    sets = schedule.get_domain().get_set_list()
+    return _union_sets([sets.get_at(i) for i in range(sets.n_set()) if sets.get_at(i).get_tuple_name() in names]
+                       or [isl.Set.empty(schedule.get_domain().get_space())])
+
+
+def _check_stops(result: GraphSchedule, stops) -> None:
+    """Every op that reads a stopped bound runs after every instance of its stop."""
+    if not stops:
+        return
+    bad = check_stop_order(result.executed(), stops)
+    if bad is not None:
+        stop, k = bad
+        node = result.graph.nodes[k]
+        raise ScheduleError(f"internal error: the schedule of @{result.graph.name} runs {node.describe()}, which "
+                            f"reads a stopped bound, before the sdg.stop_when at "
+                            f"{result.graph.nodes[stop].location} is known", [(k, node.describe())])
 
 
 def _explicit_divs(domains: dict[int, isl.Set]) -> dict[int, isl.Set]:
@@ -364,6 +440,7 @@ def load_schedule(graph: Graph, text: str, options: ScheduleOptions | None = Non
     except isl.Error as e:
         raise ScheduleError(f"invalid schedule attribute for @{graph.name}: {e}", []) from None
     result = GraphSchedule(graph, poly, domains, validity, [], schedule, options, requirements, valid)
+    result.phases = _phases(graph, domains, graph_stops(graph))
     expected = isl.UnionSet.empty(poly.context.get_space())
     for k in result.statements():
         expected = expected.add_set(domains[k])
@@ -371,4 +448,5 @@ def load_schedule(graph: Graph, text: str, options: ScheduleOptions | None = Non
         raise ScheduleError(f"the schedule attribute of @{graph.name} does not match its operators "
                             f"(re-run sdg-schedule)", [])
     result.check(f"the schedule attribute of @{graph.name}")
+    _check_stops(result, graph_stops(graph))
     return result

@@ -81,7 +81,7 @@ def union_maps(maps) -> isl.UnionMap:
 
 
 # -- diagnostics ------------------------------------------------------------------------------
-_REQUIRED = ("sdg.output", "sdg.udf")
+_REQUIRED = ("sdg.output", "sdg.udf", "sdg.stop_when")
 
 
 def _param_point(s: isl.Set) -> dict | None:

@@ -219,7 +219,7 @@ class _Converter:
             raise self.fail(f"'{name}' cannot be converted to sdg: an rt.program holds rt ops only", op)
         kind = name[3:]
         handler = {"index": self.index, "recurrent": self.recurrent, "define": self.define,
-                   "output": self.output}.get(kind)
+                   "output": self.output, "stop_when": self.stop_when}.get(kind)
         if handler is not None:
             handler(op)
         else:
@@ -337,6 +337,14 @@ class _Converter:
             attributes["cond"] = op.attributes["cond"]
         ir.Operation.create("sdg.output", operands=[view.value], attributes=attributes,
                             loc=op.location)
+
+    def stop_when(self, op: ir.Operation) -> None:
+        """`rt.stop_when %c` becomes `sdg.stop_when %c[dep] domain D(c)`."""
+        view = self.view(op.operands[0], op, "the stop condition")
+        if not view.domain:
+            raise self.fail("the stop condition has no temporal dim (its domain is [])", op)
+        attributes = {"dep": index_attr(view.dep_texts()), "domain": index_attr(list(view.domain))}
+        ir.Operation.create("sdg.stop_when", operands=[view.value], attributes=attributes, loc=op.location)
 
     def finish(self) -> None:
         for merge in self.merges.values():

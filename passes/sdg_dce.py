@@ -64,7 +64,7 @@ class SdgDeadCodeElimination(ModulePass):
 
     def _is_root(self, op: ir.Operation) -> bool:
         name = op.name
-        if name == _OUTPUT:
+        if name in (_OUTPUT, "sdg.stop_when"):
             return True
         if name == _UDF:
             return self.keep_udfs

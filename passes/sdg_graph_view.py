@@ -19,7 +19,8 @@ from tidal.symbolic.logic import BoolConst
 
 from .sccs import strongly_connected
 
-__all__ = ["View", "operand_deps", "cyclic_over", "cycles_over", "step_edges", "branches_at", "step_offset"]
+__all__ = ["View", "operand_deps", "cyclic_over", "cycles_over", "step_edges", "branches_at", "step_offset",
+           "stop_condition_ops"]
 
 
 def operand_deps(o: ir.Operation) -> list[list[str]]:
@@ -65,6 +66,22 @@ class View:
             for i, (src, _) in enumerate(reads):
                 if src is not None:
                     self.readers[src].append((k, i))
+
+
+def stop_condition_ops(g: View, step: str) -> set[int]:
+    """The ops that an `sdg.stop_when` over `step` reads, transitively: they run
+    before the stop is known, so a pass must not make them read the bound of
+    `step` (a block over all of it, a scan over 0:T), which only the stop
+    decides (lowering/stopping.py)."""
+    stack = [k for k, o in enumerate(g.ops) if o.name == "sdg.stop_when" and g.domain[k][-1:] == (step,)]
+    seen: set[int] = set()
+    while stack:
+        k = stack.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        stack.extend(src for src, _ in g.reads[k] if src is not None)
+    return seen
 
 
 def cyclic_over(g: View, step: str) -> set[int]:

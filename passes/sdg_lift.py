@@ -78,7 +78,7 @@ from tidal.symbolic import Const, SymbolicError, evaluate, parse, simplify, to_t
 
 from .base import ModulePass, graph_steps, option
 from .sdg_build import I64, create as _create, kind_name as _enum_name, mentions as _mentions
-from .sdg_graph_view import View, cyclic_over
+from .sdg_graph_view import View, cyclic_over, stop_condition_ops
 from .transform_utils import erase_dead, op_attrs, read_shape
 
 __all__ = ["SdgLift"]
@@ -201,8 +201,9 @@ class _Lifter:
     # -- rewrites --------------------------------------------------------
     def run(self) -> None:
         g = self.g
+        kept = stop_condition_ops(g, self.step)   # a scan over the whole step would read its bound
         for k, o in enumerate(list(g.ops)):
-            if self.step not in g.domain[k] or k in self.cyclic or len(o.results) != 1:
+            if self.step not in g.domain[k] or k in self.cyclic or len(o.results) != 1 or k in kept:
                 continue
             if o.name == "sdg.linear_scan":
                 self._linear_scan(k)

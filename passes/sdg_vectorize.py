@@ -94,7 +94,7 @@ from tidal.symbolic import Const, SymbolicError, parse, simplify
 from .base import ModulePass, PassFailure, graph_steps, option
 from .sdg_build import mentions as _mentions, value_bytes
 from .sccs import strongly_connected
-from .sdg_graph_view import View, branches_at, cycles_over, operand_deps, step_offset
+from .sdg_graph_view import View, branches_at, cycles_over, operand_deps, step_offset, stop_condition_ops
 from .transform_utils import read_type
 from .vectorize_early import early_point
 from .vectorize_windows import gather_window, mask_combined, padded_ok, static_shape, step_values, \
@@ -134,7 +134,8 @@ class _Plan:
         self._after_cycles: set[int] | None = None
         self.gathers: dict = {}   # the windows gathered so far (vectorize_windows.gather_window)
         self._shape_cache: dict[int, list[list[str]]] = {}
-        chosen = {k for k in range(len(g.ops)) if k not in self.cyclic and self._candidate(k)}
+        kept = stop_condition_ops(g, step)      # computed before a stop is known: never over all of the step
+        chosen = {k for k in range(len(g.ops)) if k not in self.cyclic and k not in kept and self._candidate(k)}
         changed = True
         while changed:   # drop ops read by someone outside other than through the whole range
             changed = False

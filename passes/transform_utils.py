@@ -71,7 +71,7 @@ def op_attrs(o: ir.Operation) -> dict:
 
 def erase_dead(graph: ir.Operation) -> None:
     """Erases the ops the rewrite left unread (pure tensor ops only, readers first)."""
-    keep = {"sdg.output", "sdg.udf", "sdg.input", "sdg.param", "sdg.merge"}
+    keep = {"sdg.output", "sdg.stop_when", "sdg.udf", "sdg.input", "sdg.param", "sdg.merge"}
     changed = True
     while changed:
         changed = False

@@ -56,7 +56,8 @@ __all__ = ["evaluate", "EvaluationError", "load_graph"]
 
 def evaluate(module: ir.Module | str, bounds: dict[str, int], inputs: dict[str, Any],
              udfs: dict[str, Callable] | None = None, *, graph: str | None = None,
-             source_name: str = "<input>", params: dict[str, Any] | None = None) -> dict[str, Any]:
+             source_name: str = "<input>", params: dict[str, Any] | None = None,
+             steps: dict | None = None) -> dict[str, Any]:
     """Evaluates every output of an `sdg.graph` (or of an `rt.program`,
     converted first). `bounds` maps bound names (`T`) to ints >= 1; `inputs`
     maps `sdg.input` names to arrays whose leading axes are the extents of
@@ -70,10 +71,66 @@ def evaluate(module: ir.Module | str, bounds: dict[str, int], inputs: dict[str, 
     shape varies with the point; with a condition, a dict {point tuple: array}.
     `graph` picks a graph by symbol name when the module has several;
     `source_name` names a text input in locations.
+
+    A graph with `sdg.stop_when` ops is first evaluated for the stops alone:
+    each condition at t = 0, 1, ... (the bounds given) until it holds at
+    t_stop; then the whole program with that bound t_stop + 1. `steps`, a
+    dict, gets {step name: steps run} for every dim.
     """
     root, op = load_graph(module, graph, source_name, inline=True)
     with root.context:
-        return _Evaluator(root, op, bounds, inputs, udfs or {}, params or {}).run()
+        given, known = bounds, {}
+        bounds = stopped_bounds(root, op, bounds, inputs, udfs or {}, params or {}, known)
+        if steps is not None:
+            checked = _check_bounds(op, bounds)
+            names = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["bounds"])]
+            dims = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["steps"])]
+            steps.clear()
+            steps.update({d: checked[b] for d, b in zip(dims, names)})
+        evaluator = _Evaluator(root, op, bounds, inputs, udfs or {}, params or {}, given)
+        for k, values in known.items():   # the conditions' values (UDFs run once per point)
+            evaluator.values[k].update({p: v for p, v in values.items() if evaluator.nodes[k].in_domain(p)})
+        return evaluator.run()
+
+
+def stopped_bounds(root, op, bounds: dict, inputs: dict, udfs: dict, params: dict,
+                   known: dict | None = None) -> dict:
+    """`bounds` with the bound of each `sdg.stop_when`'s dim cut to t_stop + 1,
+    t_stop the first point where its condition holds (docs/semantics.md). The
+    conditions are evaluated with the bounds given (their values at t do not
+    depend on the bound: the frontend checks it); stops are taken in graph
+    order, each with the bounds the earlier ones cut. `known` gets {node: {point:
+    values}} of what the conditions read, to be reused (not computed again)."""
+    stops = [o.operation for o in op.regions[0].blocks[0].operations if o.operation.name == "sdg.stop_when"]
+    if not stops:
+        return bounds
+    bounds = dict(bounds)
+    for k, stop in enumerate(stops):
+        evaluator = _Evaluator(root, op, bounds, inputs, udfs, params)
+        node = [n for n in evaluator.nodes if n.kind == "stop_when"][k]
+        step = node.steps[-1]
+        bound = evaluator.bound_of[step]
+        if len(node.steps) != 1:
+            raise EvaluationError(f"sdg.stop_when over an inner dim ({', '.join(node.steps)}) is not supported "
+                                  f"yet", node)
+        cond = node.operands[0]
+        for t in range(evaluator.bounds[bound]):
+            operand, points, _ = evaluator.selected(node, cond, (t,))
+            (producer, q), = points
+            value = evaluator.demand(producer, q)[operand.result]
+            if bool(np.asarray(value)):
+                bounds[bound] = t + 1
+                break
+        if known is not None:
+            seen, stack = set(), [cond.producer]
+            while stack:
+                n = stack.pop()
+                if n.index not in seen:
+                    seen.add(n.index)
+                    stack.extend(o.producer for o in n.operands)
+            for k in seen:
+                known.setdefault(k, {}).update(evaluator.values[k])
+    return bounds
 
 
 def _parse(text: str, source_name: str) -> ir.Module:
@@ -158,9 +215,11 @@ def _points(extents: Sequence[int]):
 
 
 class _Evaluator:
-    def __init__(self, root: ir.Operation, graph: ir.Operation, bounds, inputs, udfs, params):
+    def __init__(self, root: ir.Operation, graph: ir.Operation, bounds, inputs, udfs, params, fed=None):
         self.root = root  # keeps the graph's module (and context) alive
         self.bounds = _check_bounds(graph, bounds)
+        # the bounds the inputs are fed for (a stopped run reads a prefix of them)
+        self.fed = self.bounds if fed is None else _check_bounds(graph, fed)
         steps = [ir.StringAttr(a).value for a in ir.ArrayAttr(graph.attributes["steps"])]
         self.bound_of = dict(zip(steps, self.bounds))    # step -> its bound's name
         self.nodes = decode_graph(graph, self.bounds)
@@ -331,13 +390,14 @@ class _Evaluator:
             if name not in self.inputs:
                 raise EvaluationError(f"no value for input '{name}'", node, p)
             given = self.inputs[name]
+            fed = tuple(self.fed[self.bound_of[s]] for s in node.steps)
             if not node.varying[0]:
                 given = np.asarray(given)
-                expected = tuple(node.extents) + tuple(node.shapes[0](*(0,) * len(node.steps)))
+                expected = fed + tuple(node.shapes[0](*(0,) * len(node.steps)))
                 if given.shape != expected:
                     raise EvaluationError(
                         f"input '{name}' has shape {given.shape}, expected {expected} (domain "
-                        f"extents [{', '.join(map(str, node.extents))}] then the shape "
+                        f"extents [{', '.join(map(str, fed))}] then the shape "
                         f"{node.shape_texts[0]})", node, p)
                 try:
                     given = cast_exact(given, dtype, f"input '{name}'")
@@ -349,10 +409,11 @@ class _Evaluator:
             return np.asarray(given[p])
         value = given
         for depth, c in enumerate(p):
-            if not isinstance(value, (list, tuple)) or len(value) != node.extents[depth]:
+            fed = [self.fed[self.bound_of[s]] for s in node.steps]
+            if not isinstance(value, (list, tuple)) or len(value) != fed[depth]:
                 raise EvaluationError(
                     f"input '{name}' has a per-point shape that varies, so it must be given as "
-                    f"nested lists of length {list(node.extents)}", node, p)
+                    f"nested lists of length {fed}", node, p)
             value = value[c]
         try:
             value = cast_exact(value, dtype, f"input '{name}'")

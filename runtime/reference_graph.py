@@ -176,6 +176,8 @@ class _Decoder:
                               for c in seq)
             node.attrs["varying"] = shape_varies or slices_vary
             node.compute = lambda args, p, ev: (args[0],)
+        elif node.kind == "stop_when":   # read by `reference.stopped_bounds`, no value
+            node.compute = lambda args, p, ev: ()
         else:
             node.compute = _compute(self, op, node)
 

@@ -216,6 +216,17 @@ LogicalResult verifyOutput(Operation *op) {
   return success();
 }
 
+LogicalResult verifyStopWhen(Operation *op) {
+  if (failed(verifyCommon(op, false)))
+    return failure();
+  if (op->getNumOperands() != 1)
+    return op->emitOpError("expects 1 operand, got ") << op->getNumOperands();
+  View c = viewOfType(op->getOperand(0).getType());
+  if (c.rank() != 0 || !c.elementType.isInteger(1))
+    return op->emitOpError("condition must be a boolean scalar (shape [], i1)");
+  return success();
+}
+
 // Operand `i` as the operator sees it.
 #define IN(i) operandView(op, i, withDeps)
 

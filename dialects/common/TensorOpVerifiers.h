@@ -19,6 +19,8 @@ VerifyFn verifyUnary, verifyBinary, verifyWhere, verifyReduce, verifyArgsort, ve
 
 /// Checks an output op (rt.output / sdg.output).
 llvm::LogicalResult verifyOutput(mlir::Operation *op);
+/// Checks a stop op (rt.stop_when / sdg.stop_when): a boolean scalar condition.
+llvm::LogicalResult verifyStopWhen(mlir::Operation *op);
 /// Checks the dims of an rt.program / sdg.graph.
 llvm::LogicalResult verifyDims(mlir::Operation *op);
 /// Checks everything an op of the tensor set shares: it is nested in a

@@ -143,6 +143,24 @@ def Rt_OutputOp : Rt_Op<"output"> {
   let extraClassDefinition = "::llvm::LogicalResult $cppClass::verify() { return ::tidal::verifyOutput(getOperation()); }";
 }
 
+def Rt_StopWhenOp : Rt_Op<"stop_when"> {
+  let summary = "ends the run after the first point where a condition holds";
+  let description = [{
+    `cond` is a boolean scalar (`i1`, shape `[]`) over one temporal dim `t`
+    (the last dim of its domain). A run ends after the first point `t_stop`
+    where `cond` holds: the bound `T` given to the run is a maximum, and the
+    program means what it means with `T = t_stop + 1` (no point holds:
+    `T` as given). The value of `cond` at `t` must not depend on `T` nor on
+    points after `t`.
+
+    Example: `rt.stop_when %done : !tidal.tensor<[], i1>`
+  }];
+  let arguments = (ins Tidal_AnyTensor:$cond);
+  let assemblyFormat = "$cond attr-dict `:` qualified(type($cond))";
+  let hasVerifier = 1;
+  let extraClassDefinition = "::llvm::LogicalResult $cppClass::verify() { return ::tidal::verifyStopWhen(getOperation()); }";
+}
+
 defm Rt : TidalTensorOps<Rt_Dialect, 0>;
 
 #endif // RT_OPS_TD

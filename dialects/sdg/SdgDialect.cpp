@@ -43,6 +43,14 @@ LogicalResult MergeOp::verify() {
 
 LogicalResult OutputOp::verify() { return verifyCommon(*this, false); }
 
+LogicalResult StopWhenOp::verify() {
+  if (failed(verifyStopWhen(*this)))
+    return failure();
+  if (getDomain().getComponents().empty())
+    return emitOpError("needs a domain of at least one dim (the last is the one it stops)");
+  return success();
+}
+
 /// An island reads its operands at points or through unit-step slices; a
 /// body block argument takes its operand's type, with one leading axis per
 /// slice component (its symbolic length, which sdg-fuse writes and C++ does

@@ -122,6 +122,22 @@ def Sdg_OutputOp : Sdg_Op<"output"> {
   let hasVerifier = 1;
 }
 
+def Sdg_StopWhenOp : Sdg_Op<"stop_when"> {
+  let summary = "ends the run after the first point where a condition holds";
+  let description = [{
+    Reads the boolean scalar `cond` at every point of its domain, whose last
+    dim `t < T` is the one it stops. A run ends after the first point
+    `t_stop` where `cond` holds: `T` (given to the run) is a maximum, memory
+    is planned for it, and every value that depends on `T` is computed with
+    `T = t_stop + 1` (after the stop; the scheduler orders it so).
+
+    Example: `sdg.stop_when %done[t] domain [t] : !tidal.tensor<[], i1>`
+  }];
+  let arguments = (ins Tidal_AnyTensor:$cond, Tidal_IndexAttr:$dep, Tidal_IndexAttr:$domain);
+  let assemblyFormat = "custom<IndexedOperand>($cond, $dep) `domain` custom<Domain>($domain) attr-dict `:` qualified(type($cond))";
+  let hasVerifier = 1;
+}
+
 def Sdg_IslandOp : Sdg_Op<"island", [SingleBlock, IsolatedFromAbove]> {
   let summary = "a fused static island: ops that run together at each point";
   let description = [{

@@ -48,6 +48,7 @@ class StoreAllocator:
         self._live_index = None
         self._layout_cache: dict = {}
         self._descriptions: dict = {}
+        self._layout_of: dict = {}    # store key -> the layout it was made with
 
     def _shape(self, texts, bounds):
         exprs = [_parsed(t) for t in texts]
@@ -191,8 +192,27 @@ class StoreAllocator:
         self.live = stores
         return stores
 
+    def rebound(self, bounds: dict, dependent: set) -> None:
+        """An `sdg.stop_when` lowered a bound (stopping.py): the stores created
+        from now on get the layouts of `bounds`, and the stores of `dependent`
+        nodes (which run only after the stop) whose layout changes are made
+        again, empty. Memory was checked for the bounds given (the most)."""
+        layouts, _ = self._planned(bounds)
+        by_key = {layout[0]: layout for layout in layouts}
+        for k, pending in self._pending.items():
+            self._pending[k] = [by_key[layout[0]] for layout in pending]
+        for layout in layouts:
+            (k, r), _, _, shape, _ = layout
+            if self.graph.nodes[k].name != "sdg.output":
+                self.ns[f"_shape{k}_{r}"] = shape
+            key = store_name(k, r)
+            if k in dependent and key in self.live and layout != self._layout_of.get(key):
+                self.live[key] = self.ns[key] = self._make_store(layout, bounds, {})
+        self._run_bounds = bounds
+
     def _make_store(self, layout, bounds: dict, inputs: dict):
         (k, r), plan, extents, shape, dtype = layout
+        self._layout_of[store_name(k, r)] = layout
         xp = self.backend.array_module()
         node = self.graph.nodes[k]
         budget = self.device_memory is not None   # every store starts on the host

@@ -19,6 +19,14 @@ a `lax.fori_loop` inside one XLA program: its body is generated here in
 structure stays the one isl produced. The traceable top-level launches next
 to such a loop (an RNN's `h[0]` before its steps) join it in the same XLA
 program (`region_end`): one launch for the run, not one per statement.
+
+With `stops` (an `sdg.stop_when` node -> the bound it stops, lowering/stopping.py),
+that bound is a global of the host program that the stop's launcher lowers to
+t_stop + 1: every integer expression that uses it is written out where it is
+used (never kept in a variable, so it is evaluated again after the stop), and
+every `scf.for` that calls a stop becomes a loop that tests its upper bound at
+each step (`while c < ub:`; traced, `_wfori` with the bound carried in `B`
+as `_DYN<bound>`, a traced region ending with that loop).
 """
 from __future__ import annotations
 
@@ -97,6 +105,9 @@ class _Gen:
         self.keys: set[str] = set()     # traced: the store keys its launchers use
         self.extra: list[str] = []      # module-level source of the loop functions
         self.loops: list[int] = []
+        self.stops: dict[int, str] = {}  # stop node -> the bound it stops
+        self.dyn: set[str] = set()       # the stopped bounds (globals that change during a run)
+        self.plain_only = False          # generating a region's ops in Python after all
 
     def fresh(self, prefix: str) -> str:
         self.count += 1
@@ -107,9 +118,15 @@ class _Gen:
             name = self.names[value]
         except KeyError:
             raise HostGenError(f"value {value.get_name()} is used before it is defined") from None
+        if isinstance(name, ir.Operation):    # uses a stopped bound: written out here, in this mode
+            name = self.arith_expr(name)
         if self.tr and name.isidentifier() and name not in self.inside and name not in self.bounds \
                 and name not in ("True", "False") and name not in self.free:
             self.free.append(name)
+        elif self.tr and not name.isidentifier():    # an expression written out (a stopped bound's)
+            for word in _LOCAL.findall(name):
+                if word not in self.inside and word not in self.free:
+                    self.free.append(word)
         return name
 
     def define(self, name: str) -> str:
@@ -122,7 +139,7 @@ class _Gen:
         ops = [op.operation for op in block.operations]
         i = 0
         while i < len(ops):
-            end = self.region_end(ops, i) if depth == 1 and not self.tr else i
+            end = self.region_end(ops, i) if depth == 1 and not self.tr and not self.plain_only else i
             if end > i:
                 self.traced_region(ops[i:end], depth)
                 i = end
@@ -144,6 +161,20 @@ class _Gen:
             self.names[op.results[0]] = text
             return
         if name.startswith("arith."):
+            expr = self.arith_expr(op)
+            if self.dyn and any(w in self.dyn for w in _WORD.findall(expr)):
+                self.names[op.results[0]] = op    # uses a stopped bound: evaluated where used
+                return
+            var = self.define(self.fresh("v"))
+            self.lines.append(f"{pad}{var} = {expr}")
+            self.names[op.results[0]] = var
+            return
+        self.structure(op, depth)
+
+    def arith_expr(self, op: ir.Operation) -> str:
+        """The expression of an `arith` op (plain, or traced inside a loop function)."""
+        name = op.name
+        if True:
             args = [self.v(x) for x in op.operands]
             if self.tr and name in ("arith.andi", "arith.ori"):
                 expr = f"{'_and' if name == 'arith.andi' else '_or'}({args[0]}, {args[1]})"
@@ -164,13 +195,15 @@ class _Gen:
                 expr = f"{call}({args[0]}, {args[1]})"
             else:
                 raise HostGenError(f"unsupported op '{name}' in the lowered program")
-            var = self.define(self.fresh("v"))
-            self.lines.append(f"{pad}{var} = {expr}")
-            self.names[op.results[0]] = var
-            return
+            return expr
+
+    def structure(self, op: ir.Operation, depth: int) -> None:
+        """Loops, guards and calls."""
+        pad = "    " * depth
+        name = op.name
         if name in ("scf.for", "scf.if") and not self.runs_anything(op):
             return      # e.g. a guard around an input's statement: nothing to run
-        if name == "scf.for" and not self.tr and self.loop_traceable(op):
+        if name == "scf.for" and not self.tr and not self.plain_only and self.loop_traceable(op):
             self.traced_loop(op, depth)
             return
         if name == "scf.for" and self.tr:
@@ -179,8 +212,18 @@ class _Gen:
             iv, fn = self.define(self.fresh("c")), self.fresh("_step")
             self.names[body.arguments[0]] = iv
             self.lines += [f"{pad}def {fn}({iv}, _B):", f"{pad}    _B = dict(_B)"]
+            stopping = self.stops_in(op)
+            if stopping:    # the stopped bounds as the loop carries them (traced values)
+                self.lines += [f"{pad}    {b} = _B['_DYN{b}']" for b in stopping]
+                self.stopped |= set(stopping)
             self.block(body, depth + 1)
-            self.lines += [f"{pad}    return _B", f"{pad}_B = _fori({lb}, {ub}, {step}, {fn}, _B)"]
+            self.lines.append(f"{pad}    return _B")
+            if stopping:
+                ubf = self.fresh("_ub")
+                self.lines += [f"{pad}def {ubf}(_B):"] + [f"{pad}    {b} = _B['_DYN{b}']" for b in stopping] + \
+                    [f"{pad}    return {ub}", f"{pad}_B = _wfori({lb}, {ubf}, {step}, {fn}, _B)"]
+            else:
+                self.lines.append(f"{pad}_B = _fori({lb}, {ub}, {step}, {fn}, _B)")
             return
         if name == "scf.if" and self.tr:
             cond = self.v(op.operands[0])
@@ -201,6 +244,11 @@ class _Gen:
             body = op.regions[0].blocks[0]
             iv = self.fresh("c")
             self.names[body.arguments[0]] = iv
+            if self.stops_in(op):     # the upper bound tested again at each step (a stop lowers it)
+                self.lines += [f"{pad}{iv} = {lb}", f"{pad}while {iv} < {ub}:"]
+                self.block(body, depth + 1)
+                self.lines.append(f"{pad}    {iv} += {step}")
+                return
             rng = f"range({lb}, {ub})" if step == "1" else f"range({lb}, {ub}, {step})"
             self.lines.append(f"{pad}for {iv} in {rng}:")
             self.block(body, depth + 1)
@@ -241,6 +289,23 @@ class _Gen:
                     self.lines.append(f"{pad}{guard}_L{index}({args})")
             return
         raise HostGenError(f"unsupported op '{name}' in the lowered program")
+
+    def stops_in(self, op: ir.Operation) -> list[str]:
+        """The bounds that the stops called inside `op` (a loop) lower."""
+        if not self.stops:
+            return []
+        found = set()
+        for region in op.regions:
+            for block in region.blocks:
+                for call in _calls(block):
+                    k = self.callees.get(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
+                    if k in self.stops:
+                        found.add(self.stops[k])
+        return sorted(found)
+
+    def is_stop(self, op: ir.Operation) -> bool:
+        return op.name == "func.call" and self.callees.get(
+            ir.FlatSymbolRefAttr(op.attributes["callee"]).value) in self.stops
 
     def runs_anything(self, op: ir.Operation) -> bool:
         """Whether a loop or guard calls a launcher or a store's lifetime."""
@@ -304,8 +369,10 @@ class _Gen:
             if op.name == "scf.for" and self.runs_anything(op) and self.loop_traceable(op):
                 loops += 1
                 end = k + 1
+                if self.stops_in(op):
+                    break       # what follows reads the stopped bound from the host
                 continue
-            if op.name != "func.call":
+            if op.name != "func.call" or self.is_stop(op):
                 break
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             if callee in self.memory:
@@ -337,7 +404,7 @@ class _Gen:
             self.op(o, depth)
         outer = self.lines
         self.lines, self.tr, self.inside, self.free, self.keys = [], True, set(), [], set()
-        self.bounds_used, self.written, self.called = set(), set(), set()
+        self.bounds_used, self.written, self.called, self.stopped = set(), set(), set(), set()
         try:
             for op in ops:       # the loop itself, traced: `_B = _fori(...)`, and the launches around it
                 self.op(op, 1)
@@ -351,8 +418,21 @@ class _Gen:
             static = sorted(self.bounds_used)
             traced = sorted({w for line in body for w in _WORD.findall(line)
                              if w in self.bounds} - self.bounds_used)
+            stopped = sorted(self.stopped)
+            keys = sorted(set(keys) | {f"_DYN{b}" for b in stopped})
+            written = sorted(set(written) | {f"_DYN{b}" for b in stopped})
         finally:
             self.lines, self.tr = outer, False
+        if set(stopped) & set(static):
+            # a kernel's size reads the stopped bound: it cannot change inside one XLA program
+            self.plain_only = True
+            try:
+                for op in ops:
+                    self.op(op, depth)
+            finally:
+                self.plain_only = False
+            self.loops.pop()
+            return
         self.lines, traceable = [], self.traceable
         self.traceable = {}      # the plain twin calls the plain launchers
         try:
@@ -378,6 +458,7 @@ class _Gen:
 
 
 _KEY_NODE = re.compile(r"_(?:S|IX|EG)(\d+)")
+_LOCAL = re.compile(r"\b[vc]\d+\b")      # the host program's locals (`v3`, `c2`)
 
 
 def _owner(key: str) -> int | None:
@@ -388,10 +469,13 @@ def _owner(key: str) -> int | None:
 
 
 def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
-                traceable: dict | None = None, guard: bool = False) -> tuple[str, list[str]]:
+                traceable: dict | None = None, guard: bool = False,
+                stops: dict | None = None, dynamic: set | None = None) -> tuple[str, list[str]]:
     """(source of `def _program(<bounds>):`, bound names) for function `run_name`;
     with `traceable`, preceded by its loop functions (`_loop<n>`); with
-    `guard`, every launch `_L<k>(...)` preceded by `_G(k)` (swapping.py)."""
+    `guard`, every launch `_L<k>(...)` preceded by `_G(k)` (swapping.py);
+    `stops`: stop node -> the bound it lowers; `dynamic`: the bounds that change
+    during a run (those and the bounds derived from them: globals, not arguments)."""
     body = module_op.regions[0].blocks[0]
     callees, memory, run = {}, {}, None
     for op in body.operations:
@@ -414,9 +498,12 @@ def host_source(module_op: ir.Operation, run_name: str, skip: set[int],
     gen.memory = memory
     gen.guard = guard
     gen.bounds = set(bounds)
+    gen.stops = dict(stops or {})
+    gen.dyn = set(gen.stops.values()) | set(dynamic or ())
     entry = run.regions[0].blocks[0]
     for arg, b in zip(entry.arguments, bounds):
         gen.names[arg] = b
     gen.block(entry, 1)
     extra = "".join(e + "\n" for e in gen.extra)
-    return extra + f"def _program({', '.join(bounds)}):\n" + "\n".join(gen.lines) + "\n", bounds
+    params = ", ".join(f"_given_{b}" if b in gen.dyn else b for b in bounds)   # a stopped bound: the global
+    return extra + f"def _program({params}):\n" + "\n".join(gen.lines) + "\n", bounds

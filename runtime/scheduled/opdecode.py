@@ -386,6 +386,8 @@ def decode(node: Node, graph: Graph) -> OpDef:
         one(lambda xp, a, sv: K.symbol_value(xp, sv["value"], dtype))
     elif kind in ("merge", "output"):
         d.fn = lambda xp, a, sv: (a[0],)
+    elif kind == "stop_when":     # no kernel: its launcher reads the condition (stopping.py)
+        d.fn = lambda xp, a, sv: ()
     elif kind == "udf":
         d.attrs["callee"] = ir.StringAttr(op.attributes["callee"]).value
     elif kind == "input":

@@ -25,6 +25,7 @@ from tidal.lowering.memory_plan import plan_memory
 from tidal.lowering.schedule import ScheduleError, ScheduleOptions, options_for
 from tidal.lowering.sdg_lower_to_scf import lower_graph_op
 from tidal.lowering.sdg_schedule import SdgSchedule
+from tidal.lowering.stopping import graph_stops
 from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import run_function_name
 from tidal.passes.base import pipeline_element
@@ -107,6 +108,11 @@ class ScheduledProgram:
         with root.context:
             self.graph = graph = read_graph(graph_op)
             _check_names(graph)
+            # sdg.stop_when: node -> the bound it lowers (stopping.py)
+            stops = graph_stops(graph)
+            self.stop_bounds = {s.index: s.bound for s in stops}
+            self.stop_dependent = set().union(*(s.dependent for s in stops)) if stops else set()
+            self.stop_names = set().union(*(s.names for s in stops)) if stops else set()   # and derived bounds
             options = options or options_for(graph)   # none given: the graph's (tiles: not whole-component)
 
             schedule_pass = SdgSchedule.with_options(options)   # the registered pass, as tidal-opt runs it
@@ -148,10 +154,13 @@ class ScheduledProgram:
                     self.plans[(k, 0)] = self._whole_plan(graph.nodes[k])
         gen = LauncherGen(graph, self.plans, self.opdefs, self.backend)
         inputs = {k for k in self.statements if graph.nodes[k].name == "sdg.input"}
-        launchers = [gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
+        from .stopping import stop_launcher
+        launchers = [stop_launcher(gen, graph.nodes[k], self.stop_bounds[k]) if k in self.stop_bounds
+                     else gen.launcher(graph.nodes[k], self.opdefs[k]) for k in self.statements
                      if k not in inputs]
         plain, self.bound_names = host_source(self.root, run_function_name(graph), inputs,
-                                              guard=self.device_memory is not None)
+                                              guard=self.device_memory is not None, stops=self.stop_bounds,
+                                              dynamic=self.stop_names)
         program, traceable = plain, {}
         if self.xla_loops:
             from .traced import traced_launcher
@@ -161,7 +170,8 @@ class ScheduledProgram:
                     if traced is not None:
                         launchers.append(traced[0])
                         traceable[k] = traced[1:]
-            program, _ = host_source(self.root, run_function_name(graph), inputs, traceable)
+            program, _ = host_source(self.root, run_function_name(graph), inputs, traceable,
+                                     stops=self.stop_bounds, dynamic=self.stop_names)
         self.host_nodes = sorted(gen.host_nodes)
         self.index_checked = sorted(gen.index_checked)
         self.padded_nodes = sorted(gen.padded)      # run as padded kernels (padded.py)
@@ -214,7 +224,8 @@ class ScheduledProgram:
         ns = dict(HELPERS)
         ns.update(_np=np, _slice=slice, _kbucket=kernel_bucket, _DT={k: np.dtype(v) for k, v in DTYPES.items()},
                   _udf=self._call_udf, _own=_own, _C=self._counts, _Padded=Padded, _unpad=unpad,
-                  _d2h=self._device_to_host, _h2d=self._host_to_device, _alloc=self.allocator.alloc, _free=self.allocator.free)
+                  _d2h=self._device_to_host, _h2d=self._host_to_device, _alloc=self.allocator.alloc, _free=self.allocator.free,
+                  _stop=self._stop)
         if self.device_memory is not None:
             self.allocator.swapper = make_swapper(self)
             ns["_G"] = self.allocator.swapper.guard
@@ -259,7 +270,12 @@ class ScheduledProgram:
         if n in self.loop_fallbacks:
             return plain(*free)
         from .packing import pack_buffers, unpack_buffers
+        stopped = [k for k in written if k.startswith("_DYN")]    # stopped bounds the loop lowers
+        if stopped:
+            keys = [k for k in keys if k not in stopped]
         read, buffers, zeros = pack_buffers(self.ns, keys, set(written))
+        for key in stopped:
+            buffers[key] = np.int64(self.ns[key[4:]])
         counts = self._compile_counts
         traces, own = sum(counts.values()), counts.get(f"_loop{n}", 0)
         try:
@@ -272,7 +288,35 @@ class ScheduledProgram:
             self.loop_fallbacks[n] = f"{type(e).__name__}: {e}"
             return plain(*free)
         self._counts[0] += 1
+        lowered = {key[4:]: int(buffers.pop(key)) for key in stopped}
+        self._counts[2] += len(lowered)
         unpack_buffers(self.ns, buffers)
+        for bound, value in lowered.items():
+            self._lower(bound, value)
+
+    def _stop(self, bound: str, t: int, value) -> None:
+        """An `sdg.stop_when`'s launcher at step t: where its condition holds, the
+        run's `bound` (a global of the host program) becomes t + 1 if that is less."""
+        if t + 1 < self.ns[bound]:
+            if not isinstance(value, (np.ndarray, np.generic, bool)):
+                self._counts[2] += 1
+            if bool(np.asarray(value)):
+                self._lower(bound, t + 1)
+
+    def _lower(self, bound: str, value: int) -> None:
+        """A stop lowered `bound` to `value`: the host program's global, and the
+        layouts of the stores made from now on (allocation.py `rebound`)."""
+        if value >= self.ns[bound]:
+            return
+        self.ns[bound] = value
+        bounds = dict(self.allocator._run_bounds)
+        bounds[bound] = value
+        for b, text in self.graph.derived.items():    # bounds derived from it (sdg-tile)
+            if text:
+                from tidal.symbolic import evaluate, parse
+                bounds[b] = self.ns[b] = int(evaluate(parse(text), bounds))
+        self.sched.check_bounds(bounds)   # what the rest needs exists at these bounds (UncomputableError)
+        self.allocator.rebound(bounds, self.stop_dependent)
 
     def _device_to_host(self, value):
         if not isinstance(value, np.ndarray):
@@ -368,6 +412,10 @@ class ScheduledProgram:
         program(*(bounds[b] for b in self.bound_names))
         self._check_index_ranges()
         self._check_empty_guards()
+        if self.stop_bounds:     # the bounds as the stops left them (docs/semantics.md, rt.stop_when)
+            bounds = {b: (self.ns[b] if b in self.stop_bounds.values() else v) for b, v in bounds.items()}
+            self.sched.check_bounds(bounds)
+        self.steps = {d.step.name: bounds[d.bound.name] for d in self.graph.dims}
         stores = allocator.live
         self.last_stores = stores
         self._memory_report = memory.report()
@@ -482,9 +530,12 @@ class ScheduledProgram:
         `memory_report().peak_bytes`) and `storage_reuses` (stores that took
         the memory of an earlier value: `memory_plan()`);
         `xla_loops`: loops run as one XLA program each (traced.py; one launch
-        per call), `loop_fallbacks`: those of them whose trace failed (Python)."""
+        per call), `loop_fallbacks`: those of them whose trace failed (Python);
+        `steps`: the steps the last run ran per dim ({"t": 37}): the bound
+        given, or t_stop + 1 where an `sdg.stop_when` ended it."""
         launches, host, d2h, h2d = self._counts
-        return {"kernels": len(self.kernel_names), "host_ops": len(self.host_nodes),
+        return {"steps": dict(getattr(self, "steps", {})),
+                "kernels": len(self.kernel_names), "host_ops": len(self.host_nodes),
                 "xla_loops": getattr(self, "xla_loop_count", 0), "loop_fallbacks": len(self.loop_fallbacks),
                 "xla_compilations": self.compiles(), "launches": launches, "host_launches": host,
                 "device_to_host": d2h, "host_to_device": h2d, "store_bytes": self._store_bytes,

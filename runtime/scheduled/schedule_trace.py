@@ -67,5 +67,6 @@ def trace_schedule(program_source: str, bound_names: list, bounds: dict, limit: 
         ns[f"_{kind}"] = (lambda kind: lambda k, quiet=False:      # quiet: memory.py's sampling hint
                           memory is not None and memory.append((kind, k, len(out))))(kind)
     exec(compile(tree, "<tidal schedule trace>", "exec"), ns)  # noqa: S102
+    ns.update({b: int(bounds[b]) for b in bound_names})   # a stopped bound is read as a global
     ns["_program"](*(int(bounds[b]) for b in bound_names))
     return out

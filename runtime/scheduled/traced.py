@@ -86,6 +86,9 @@ def traced_launcher(gen, node, opdef) -> tuple[str, set[str], set[str], set[str]
     only = ", _br=None" if opdef.kind == "merge" else ""
     if opdef.kind == "param":   # a bound buffer, rebound without retracing: read by the plain launcher
         return None             # (not in gen.untraced: a param with no domain is in no loop)
+    if opdef.kind == "stop_when":
+        from .stopping import traced_stop_launcher
+        return traced_stop_launcher(gen, node)
     lines = [f"def _T{k}(_B{steps}{only}):", f"    # {node.label} at {node.location}"]
     pad = "    "
     kernels = dict(gen.kernels)
@@ -392,6 +395,30 @@ def _fori(lb, ub, step, fn, B: dict) -> dict:
     return lax.fori_loop(0, n, lambda i, B: fn(lb + i * step, B), B)
 
 
+def _wfori(lb, ub_fn, step, fn, B: dict) -> dict:
+    """`c = lb; while c < ub_fn(B): B = fn(c, B); c += step` as a
+    `lax.while_loop`: a loop that calls an `sdg.stop_when`, whose upper
+    bound uses the stopped bound that B carries (hostgen.py)."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    def cond(carry):
+        return carry[0] < ub_fn(carry[1])
+
+    def body(carry):
+        c, B = carry
+        return c + step, fn(c, B)
+    return lax.while_loop(cond, body, (jnp.asarray(lb, dtype=jnp.int64), B))[1]
+
+
+def _tstop(bound, t, value):
+    """The stopped bound after the stop's condition `value` at step `t`: t + 1
+    where it holds and lowers it."""
+    import jax.numpy as jnp
+    new = jnp.asarray(t, dtype=bound.dtype) + 1
+    return jnp.where(jnp.asarray(value, dtype=bool).reshape(()) & (new < bound), new, bound)
+
+
 # the least capacity of `_capswitch`: below it a step costs little whatever
 # its size, and every capacity is one more copy of the kernel to compile
 LEAST_SWITCH_CAPACITY = 128
@@ -460,4 +487,5 @@ def loop_namespace() -> dict:
     return {"_and": _and, "_or": _or, "_not": _not, "_sel": _sel, "_tmin": _tmin, "_tmax": _tmax,
             "_tremsi": _tremsi, "_tdivsi": _tdivsi, "_getp": getp, "_setp": setp, "_branch": _branch,
             "_cond": _cond, "_pick": _pick, "_padded_get": _padded_get, "_empty_seen": _empty_seen, "_fori": _fori,
-            "_capswitch": _capswitch, "_jit_loop": _jit_loop, "_zeros": _zeros}
+            "_capswitch": _capswitch, "_jit_loop": _jit_loop, "_zeros": _zeros, "_wfori": _wfori,
+            "_tstop": _tstop}

@@ -27,7 +27,7 @@ def test_the_properties_agree_with_each_other():
         if p.fusable:
             assert p.kernel not in (None, "host"), name
     assert ops_with("elementwise") == {"sdg.unary", "sdg.binary", "sdg.where", "sdg.cast"}
-    assert ops_with("side_effects") == {"sdg.output", "sdg.udf"}
+    assert ops_with("side_effects") == {"sdg.output", "sdg.udf", "sdg.stop_when"}
     assert "sdg.random" not in ops_with("pure") and "sdg.random" in ops_with("source")
     assert properties("sdg.matmul").kernel == "contraction"
     with pytest.raises(ValueError, match="unknown op properties"):

@@ -30,6 +30,7 @@ from .ops_shape import (cat, expand, flatten, flip, gather, index_select, pad, p
 from .ops_sampling import categorical, multinomial
 from .ops_sort import SortResult, argsort, sort, topk
 from .program import Program, current_program
+from .stopping import stop_when
 from .tensor import Case, Node, RecurrentTensor
 
 # `0.99 ** i`, `1e-3 * i`: a symbolic integer meeting a float becomes a tensor
@@ -49,7 +50,7 @@ _set_user_error_hook(_symbolic_user_error)
 __all__ = [
     "Program", "current_program", "RecurrentTensor", "Node", "Case", "Masked", "TidalError",
     "SourceLocation", "Executable", "backends", "clear_compile_cache", "enable_persistent_cache",
-    "DEFAULT_SDG_PASSES", "default_passes", "bfloat16",
+    "DEFAULT_SDG_PASSES", "default_passes", "bfloat16", "stop_when",
     "input", "param", "recurrent", "constant", "tensor", "zeros", "ones", "full", "zeros_like",
     "ones_like", "full_like", "arange", "rand", "randn", "bernoulli", "symbol", "udf",
     "max", "min", "abs", "add", "astype", "ceil", "clamp", "cos", "div", "eq", "exp", "floor",

@@ -178,8 +178,10 @@ def program_text(program: Any, locations: bool = True, large: list | None = None
             lines.append(f"    {_node(st, large)}{loc(st.loc)}")
         elif isinstance(st, Case):
             lines.append(f"    {_case(st)}{loc(st.loc)}")
-        else:
+        elif isinstance(st, Output):
             lines.append(f"    {_output(st)}{loc(st.loc)}")
+        else:   # td.stop_when (stopping.Stop)
+            lines.append(f"    rt.stop_when {_name(st.value)} : {tensor_type(st.value)}{loc(st.loc)}")
     lines.append(f"  }}{loc(program.loc)}")
     lines.append(f"}}{loc(program.loc)}")
     return "\n".join(lines) + "\n"
@@ -192,6 +194,8 @@ def build_module(program: Any, context: ir.Context | None = None) -> ir.Module:
     from .checks import check_program
 
     check_program(program)
+    from .stopping import check_stops
+    check_stops(program)
     large: list = []
     text = program_text(program, large=large)
     ctx = context if context is not None else make_context()

@@ -332,7 +332,10 @@ class Executable:
             return self.compiled.run(b, values, progress=bool(progress), params=self._binding)
         from tidal.runtime.reference import evaluate as reference_evaluate
 
-        return reference_evaluate(self.module, b, values, self.udfs, params=self._binding)
+        self._steps = {d.step.name: b[d.bound.name] for d in self.program.dim_list if d.bound.name in b}
+        if not self.program.stops:
+            return reference_evaluate(self.module, b, values, self.udfs, params=self._binding)
+        return reference_evaluate(self.module, b, values, self.udfs, params=self._binding, steps=self._steps)
 
     def schedule(self) -> str:
         """The generated loop nest, readable (scheduled backends only)."""
@@ -347,10 +350,15 @@ class Executable:
         """Counters of the compiled program and its last run (scheduled backends):
         kernels, host_ops, xla_compilations (so far), launches, host_launches,
         device_to_host, host_to_device, store_bytes. See
-        tidal.runtime.scheduled.ScheduledProgram.stats."""
+        tidal.runtime.scheduled.ScheduledProgram.stats. `steps`: the steps the
+        last run ran per dim (the bound given, or t_stop + 1 where td.stop_when
+        ended it); the reference backend reports only these."""
         if self.compiled is None:
+            if getattr(self, "_steps", None) is not None:
+                return {"steps": dict(self._steps)}
             raise TidalError(f"the {self.backend} backend interprets the program and has no kernels to count",
-                             f"compile with {scheduled_backends()} for exe.stats()")
+                             f"compile with {scheduled_backends()} for exe.stats(), or run it first (its "
+                             f"stats are the steps run)")
         return self.compiled.stats()
 
     def memory_plan(self):

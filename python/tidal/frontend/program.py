@@ -64,6 +64,7 @@ class Program:
         self.statements: list[Any] = []   # Node | Case | Output, in trace order
         self.nodes: list[Any] = []        # every Node, in trace order
         self.outputs: list[Output] = []
+        self.stops: list = []             # td.stop_when (stopping.Stop), one per dim at most
         self.udfs: dict[str, Callable] = {}
         self._udf_keys: dict[str, Any] = {}
         self._names: dict[str, dict[str, SourceLocation]] = {"input": {}, "param": {}, "output": {}}

@@ -50,3 +50,30 @@ sdg.graph @outside dims [t < T] {
   sdg.output "y" %y[t] domain [t] : !v
 }
 
+// -----
+
+!f = !tidal.tensor<[], f32>
+!b = !tidal.tensor<[], i1>
+
+// A stop condition that reads T (a suffix sum r[t:T]) cannot be known before the stop.
+// CHECK: error: the condition of sdg.stop_when at {{.*}}sdg-schedule-errors.mlir:{{[0-9]+}}:3 depends on the bound T, which is known only when the run stops
+sdg.graph @stop_reads_bound dims [t < T] {
+  %r = sdg.input "r" domain [t] : !f
+  // expected-error @+1 {{depends on the bound T, which is known only when the run stops (through '%1 = sdg.reduce sum'}}
+  %g = sdg.reduce sum [0] %r[t:T] domain [t] : (!f) -> !f
+  %z = sdg.constant dense<0.0> : tensor<f32> domain [] : !f
+  %c = sdg.binary gt %g[t], %z[] domain [t] : (!f, !f) -> !b
+  sdg.stop_when %c[t] domain [t] : !b
+}
+
+// -----
+
+!b = !tidal.tensor<[], i1>
+
+// A stop over an inner dim (one per point of i: ragged outputs) is not supported yet.
+// CHECK: error: sdg.stop_when over an inner dim (t, one stop per point of i) is not supported yet
+sdg.graph @stop_inner dims [i < I, t < T] {
+  %c = sdg.input "c" domain [i, t] : !b
+  // expected-error @+1 {{sdg.stop_when over an inner dim (t, one stop per point of i) is not supported yet}}
+  sdg.stop_when %c[i, t] domain [i, t] : !b
+}

@@ -136,3 +136,13 @@ rt.program @int_output_condition dims [t < T] {
   // expected-error @+1 {{condition 't' is an int expression; a condition must be boolean}}
   rt.output "x" %x if <t> : !v
 }
+
+// -----
+
+!b = !tidal.tensor<[], i1>
+
+rt.program @stop_without_dim dims [t < T] {
+  %c = rt.input "c" domain [] : !b
+  // expected-error@+1 {{the stop condition has no temporal dim (its domain is [])}}
+  rt.stop_when %c : !b
+}

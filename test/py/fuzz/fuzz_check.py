@@ -22,7 +22,7 @@ import numpy as np
 
 import tidal as td
 from program_desc import BOUND, kind_of
-from program_eval import Evaluator, Fragile, gradient_sensitivity, jax_grads, noisy_outputs, precisions
+from program_eval import Evaluator, Fragile, gradient_sensitivity, jax_grads, noisy_outputs, precisions, stopped
 
 BACKENDS = ("reference", "numpy", "jax")
 RTOL = {"float32": 1e-4, "float64": 1e-9, "grad": 1e-3}
@@ -150,6 +150,28 @@ def _tail(exc: BaseException) -> str:
     return "".join(lines)[-1500:]
 
 
+def _stopped_too_early(desc, exes: dict, given: dict, fed: dict, cut: dict) -> None:
+    """A stop at t_stop + 1 below the generator's least bound (which is
+    conservative: a constant read that nothing needs raises it too): every
+    backend fails, or every one gives the reference's values."""
+    results, failed = {}, {}
+    for b, exe in exes.items():
+        try:
+            results[b] = exe.run(bounds=given, inputs=fed)
+        except Exception as e:  # noqa: BLE001 - a refusal, checked below
+            failed[b] = e
+    if results and failed:
+        raise Failure(f"the run at {given} stopped at {cut}, below the least bound {desc.min_bound}: "
+                      f"{sorted(failed)} failed ({next(iter(failed.values()))}) but {sorted(results)} did not"
+                      f"\n--- reproducer ---\n{desc.repro(given, fed)}")
+    ref = results.get(BACKENDS[0])
+    for b, out in results.items():
+        for _, name, nid, _ in desc.outputs():
+            if not _close(out[name], ref[name], desc.nodes[nid].dtype, "float32", 1.0):
+                raise Failure(f"output {name} on {b} differs from {BACKENDS[0]} at {given} (stopped at {cut})"
+                              f"\n--- reproducer ---\n{desc.repro(given, fed)}")
+
+
 def check(desc, bounds_list: list, seed: int, backends=BACKENDS, log=None):
     """Runs `desc` everywhere; raises Failure (with a reproducer) or Rejected."""
     import jax
@@ -171,7 +193,17 @@ def check(desc, bounds_list: list, seed: int, backends=BACKENDS, log=None):
     udfs = [n for n in desc.nodes if n.op == "udfcall"]
     checked = 0
     for bounds in bounds_list:
-        inputs = make_inputs(desc, bounds, seed)
+        given, fed = bounds, make_inputs(desc, bounds, seed)
+        try:   # a td.stop_when: the run means the program at T = t_stop + 1
+            bounds, inputs = stopped(desc, given, fed)
+        except Fragile as e:
+            if log is not None:
+                log.append(f"fragile at {given}: {e}")
+            continue
+        if any(bounds[BOUND[d]] < desc.min_bound[d] for d in desc.dims):
+            _stopped_too_early(desc, exes, given, fed, bounds)   # every backend must refuse it
+            checked += 1
+            continue
         ev = Evaluator(desc, bounds, inputs)
         t0 = time.time()
         try:
@@ -215,14 +247,17 @@ def check(desc, bounds_list: list, seed: int, backends=BACKENDS, log=None):
             ns["CALLS"].clear()
             try:
                 t0 = time.time()
-                results[b] = out = exe.run(bounds=bounds, inputs=inputs)
-                _time(log, f"run {b} {bounds}", t0)
+                results[b] = out = exe.run(bounds=given, inputs=fed)
+                _time(log, f"run {b} {given}", t0)
             except Exception as e:  # noqa: BLE001
-                raise Failure(f"run on {b} at {bounds} failed:\n{_tail(e)}\n--- reproducer ---\n"
-                              f"{desc.repro(bounds, inputs)}") from None
+                raise Failure(f"run on {b} at {given} failed:\n{_tail(e)}\n--- reproducer ---\n"
+                              f"{desc.repro(given, fed)}") from None
             try:
                 if jax.config.jax_enable_x64 != x64:
                     raise Failure(f"running on {b} changed the global jax_enable_x64 to {jax.config.jax_enable_x64}")
+                steps = exe.stats().get("steps")
+                if steps != {d: bounds[BOUND[d]] for d in desc.dims}:
+                    raise Failure(f"exe.stats()['steps'] on {b} is {steps}, expected the bounds {bounds}")
                 for n in udfs:
                     want = int(np.prod([bounds[BOUND[d]] for d in n.domain]))
                     if ns["CALLS"][f"udf_{n.id}"] != want:
@@ -246,7 +281,7 @@ def check(desc, bounds_list: list, seed: int, backends=BACKENDS, log=None):
                     _compare(a, g, wn.dtype, "grad", scale,
                              f"gradient {name} (d sum(n{desc.grads[0][2]}) / d n{w}) on {b} at {bounds}")
             except Failure as f:
-                raise Failure(f"{f}\n--- reproducer ---\n{desc.repro(bounds, inputs)}") from None
+                raise Failure(f"{f}\n--- reproducer ---\n{desc.repro(given, fed)}") from None
         for b in list(results)[1:]:  # the backends against each other (the reference first)
             for _, name, nid, cond in desc.outputs():
                 if name in unstable:
@@ -255,6 +290,6 @@ def check(desc, bounds_list: list, seed: int, backends=BACKENDS, log=None):
                     _compare(results[b][name], results[backends[0]][name], desc.nodes[nid].dtype,
                              prec[nid], mags[name], f"output {name} on {b} vs {backends[0]} at {bounds}")
                 except Failure as f:
-                    raise Failure(f"{f}\n--- reproducer ---\n{desc.repro(bounds, inputs)}") from None
+                    raise Failure(f"{f}\n--- reproducer ---\n{desc.repro(given, fed)}") from None
     if checked == 0:
         raise Rejected("every bound was too close to a discontinuity")

@@ -356,6 +356,11 @@ class Desc:
             _, name, nid, cond = s
             v = f"n{nid}" if cond is None else f"n{nid}[{cond_text(cond)}]"
             return f'p.output("{name}", {v})'
+        if s[0] == "stop":   # td.stop_when over t: a float's sum above a threshold, or a bool's any
+            _, nid, thr = s
+            n = self.node(nid)
+            cond = f"n{nid}.any()" if n.kind == "b" else f"n{nid}.sum() > {thr!r}"
+            return f"td.stop_when({cond})"
         if s[0] == "grad":
             _, loss, wrt, names = s
             ln = self.node(loss)

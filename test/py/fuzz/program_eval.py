@@ -427,3 +427,37 @@ def gradient_sensitivity(desc, bounds, inputs, frozen: Evaluator, loss: int, wrt
     only that accurate, whatever the compiler does."""
     moved = jax_grads(desc, bounds, inputs, frozen, loss, wrt, perturb=F32_ULP, seed=1)
     return max((float(np.max(np.abs(a - b))) for a, b in zip(moved, grads) if a.size), default=0.0)
+
+
+def stopped(desc, bounds: dict, inputs: dict) -> tuple[dict, dict]:
+    """(bounds, inputs) as a run of `desc` uses them after its `td.stop_when` (if
+    any): T cut to t_stop + 1, t_stop the first step where the condition holds,
+    and the inputs over t cut to that many steps (docs/semantics.md). A sum
+    within rounding of the threshold raises Fragile."""
+    stop = next((s for s in desc.stmts if s[0] == "stop"), None)
+    if stop is None:
+        return bounds, inputs
+    _, nid, thr = stop
+    ev = Evaluator(desc, bounds, inputs)
+    n = desc.nodes[nid]
+    T = bounds["T"]
+    for t in range(bounds["T"]):
+        v = np.asarray(ev.at(nid, {"t": t}))
+        if n.kind == "b":
+            holds = bool(v.any())
+        else:
+            total = float(np.sum(v, dtype=np.float64))
+            mag = max(1.0, ev.mag(nid, {"t": t}), float(np.sum(np.abs(v), dtype=np.float64)))
+            if n.kind == "f" and abs(total - thr) <= 1e-3 * mag:
+                raise Fragile("the stop condition's sum is within rounding of its threshold")
+            holds = total > thr
+        if holds:
+            T = t + 1
+            break
+    cut = {}
+    for x in desc.inputs():
+        a = np.asarray(inputs[f"x{x.id}"])
+        if "t" in x.domain:
+            a = np.take(a, np.arange(T), axis=x.domain.index("t"))
+        cut[f"x{x.id}"] = a
+    return {**bounds, "T": T}, cut

@@ -368,9 +368,12 @@ def ancestors(desc: Desc, nid: int) -> set:
 
 
 @st.composite
-def programs(draw, max_steps: int = 10):
-    """A random valid program description (see the module docstring)."""
-    dims = draw(st.sampled_from([("t",), ("t",)] + ([] if "two_dims" in EXCLUDE else [("i", "t")])))
+def programs(draw, max_steps: int = 10, stop: float = 0.3):
+    """A random valid program description (see the module docstring); `stop`:
+    the chance that a program over t alone ends with a `td.stop_when` (1: over t
+    alone, always)."""
+    dims = draw(st.sampled_from([("t",)] if stop >= 1 else
+                                [("t",), ("t",)] + ([] if "two_dims" in EXCLUDE else [("i", "t")])))
     g = Gen(draw, dims)
     for _ in range(draw(st.integers(1, 3))):
         g.input()
@@ -443,7 +446,37 @@ def programs(draw, max_steps: int = 10):
             gnames = [f"g{k}" for k in range(len(chosen))]
             desc.stmts.append(("grad", loss, tuple(chosen), tuple(gnames)))
             desc.grads = [(nm, w, loss) for nm, w in zip(gnames, chosen)]
+    if desc.dims == ("t",) and "stop" not in EXCLUDE and g.chance(stop):
+        add_stop(g, made)
     return desc
+
+
+def add_stop(g: Gen, made: list) -> None:
+    """`td.stop_when(n.sum() > thr)` (`n.any()` for a bool) on a value over t that the
+    frontend accepts as a condition (no T, no later step), else on an input over t."""
+    desc = g.desc
+    ok = [i for i in made if desc.nodes[i].domain == ("t",) and desc.nodes[i].total and desc.nodes[i].kind in "fib"]
+    inputs = [n.id for n in desc.inputs() if n.domain == ("t",) and n.kind in "fib"]
+    for nid in ([g.pick(ok)] if ok else []) + ([g.pick(inputs)] if inputs else []):
+        thr = g.pick([-1.0, 0.0, 0.5, 1.5]) if desc.nodes[nid].kind == "f" else g.pick([0, 2, 5])
+        desc.stmts.append(("stop", nid, thr))
+        if _accepted(desc):
+            return
+        desc.stmts.pop()
+
+
+def _accepted(desc) -> bool:
+    """Whether the frontend accepts the program's stop condition."""
+    import tidal as td
+    from fuzz_check import build
+    try:
+        p, _ = build(desc)
+        p.module()
+    except td.TidalError as e:
+        if "td.stop_when" in str(e):
+            return False
+        raise
+    return True
 
 
 def features(desc: Desc) -> set:
@@ -500,6 +533,8 @@ def features(desc: Desc) -> set:
             f.add("window_whole")
         if s[0] == "grad":
             f.add("grad")
+        if s[0] == "stop":
+            f.add("stop_when" if desc.nodes[s[1]].op != "input" else "stop_when_input")
     idx = [n for n in desc.nodes if n.op == "index" and all(c[0] in ("const", "last", "id") for c in n.attrs["comps"])]
     srcs = [n.args[0] for n in idx if any(c[0] in ("const", "last") for c in n.attrs["comps"])]
     if len(srcs) != len(set(srcs)):
