@@ -209,8 +209,9 @@ def choose_layout(node, plan: StorePlan, rank: int) -> tuple[int, ...] | None:
     (T, B, H, hd): each read is then B*H contiguous (n, hd) matrices, the
     layout a batched matmul reads without a transpose (on XLA CPU a
     time-major cache costs a transposing copy of the slice at every step:
-    2.7x slower over 2048 keys, measured). Point reads (`k[t]`) of such a
-    buffer read B*H rows of hd, no worse.
+    attention over 2048 keys, 4 layers of 4 heads of 64, batch 4, took 8.0 ms
+    a step time-major and 3.9 ms so, measured). Point reads (`k[t]`) of such
+    a buffer read B*H rows of hd, no worse.
 
     Applies to block and window stores of static rank >= 2 values with one
     such sliced axis, every other domain axis read at points, produced by the
