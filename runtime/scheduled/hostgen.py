@@ -174,28 +174,27 @@ class _Gen:
     def arith_expr(self, op: ir.Operation) -> str:
         """The expression of an `arith` op (plain, or traced inside a loop function)."""
         name = op.name
-        if True:
-            args = [self.v(x) for x in op.operands]
-            if self.tr and name in ("arith.andi", "arith.ori"):
-                expr = f"{'_and' if name == 'arith.andi' else '_or'}({args[0]}, {args[1]})"
-            elif name in _BIN:
-                expr = f"({args[0]} {_BIN[name]} {args[1]})"
-            elif name == "arith.cmpi":
-                pred = ir.IntegerAttr(op.attributes["predicate"]).value
-                if pred not in _CMP:
-                    raise HostGenError(f"unsupported arith.cmpi predicate {pred} (unsigned?)")
-                expr = f"({args[0]} {_CMP[pred]} {args[1]})"
-            elif name == "arith.xori":
-                expr = f"({args[0]} != {args[1]})"
-            elif name == "arith.select":
-                expr = f"_sel({args[0]}, {args[1]}, {args[2]})" if self.tr else \
-                    f"({args[1]} if {args[0]} else {args[2]})"
-            elif name in _CALLS:
-                call = _TRACED_CALLS[_CALLS[name]] if self.tr else _CALLS[name]
-                expr = f"{call}({args[0]}, {args[1]})"
-            else:
-                raise HostGenError(f"unsupported op '{name}' in the lowered program")
-            return expr
+        args = [self.v(x) for x in op.operands]
+        if self.tr and name in ("arith.andi", "arith.ori"):
+            expr = f"{'_and' if name == 'arith.andi' else '_or'}({args[0]}, {args[1]})"
+        elif name in _BIN:
+            expr = f"({args[0]} {_BIN[name]} {args[1]})"
+        elif name == "arith.cmpi":
+            pred = ir.IntegerAttr(op.attributes["predicate"]).value
+            if pred not in _CMP:
+                raise HostGenError(f"unsupported arith.cmpi predicate {pred} (unsigned?)")
+            expr = f"({args[0]} {_CMP[pred]} {args[1]})"
+        elif name == "arith.xori":
+            expr = f"({args[0]} != {args[1]})"
+        elif name == "arith.select":
+            expr = f"_sel({args[0]}, {args[1]}, {args[2]})" if self.tr else \
+                f"({args[1]} if {args[0]} else {args[2]})"
+        elif name in _CALLS:
+            call = _TRACED_CALLS[_CALLS[name]] if self.tr else _CALLS[name]
+            expr = f"{call}({args[0]}, {args[1]})"
+        else:
+            raise HostGenError(f"unsupported op '{name}' in the lowered program")
+        return expr
 
     def structure(self, op: ir.Operation, depth: int) -> None:
         """Loops, guards and calls."""

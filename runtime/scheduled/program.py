@@ -30,7 +30,7 @@ from tidal.lowering.storage import AxisPlan, StorePlan, plan_storage
 from tidal.lowering.to_scf import run_function_name
 from tidal.passes.base import pipeline_element
 from tidal.passes.stages import CompileStages, module_snapshot
-from tidal.symbolic import compile_expr, parse, slice_size
+from tidal.symbolic import compile_expr, evaluate, parse, slice_size
 
 from .. import backends
 from ..backends import Backend
@@ -313,7 +313,6 @@ class ScheduledProgram:
         bounds[bound] = value
         for b, text in self.graph.derived.items():    # bounds derived from it (sdg-tile)
             if text:
-                from tidal.symbolic import evaluate, parse
                 bounds[b] = self.ns[b] = int(evaluate(parse(text), bounds))
         self.sched.check_bounds(bounds)   # what the rest needs exists at these bounds (UncomputableError)
         self.allocator.rebound(bounds, self.stop_dependent)
